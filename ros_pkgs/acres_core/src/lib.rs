@@ -1,1 +1,7 @@
-//! ACRES Core: the simulated world (vehicle kinematics and energy, conditions, objects, contact, LiDAR).
+//! ACRES Core: the simulated world.
+//!
+//! - [`objects`]: object kinds, bodies and places.
+//! - [`lidar`]: the multi-ring LiDAR raycast against objects and the ground.
+
+pub mod lidar;
+pub mod objects;

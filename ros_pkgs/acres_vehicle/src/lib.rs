@@ -1,1 +1,5 @@
-//! The vehicle: the scan function, path follower, shield, trajectory checker and skill server.
+//! The vehicle: what runs on the vehicle's computer.
+//!
+//! - [`scan`]: the scan function (360 ranges, 45° sectors, obstacle distance ahead).
+
+pub mod scan;

@@ -1,0 +1,3 @@
+//! The `acres-harness` binary.
+
+fn main() {}
