@@ -1,0 +1,265 @@
+//! The frame around the map area (grid, ticks, coordinate labels, north arrow, border) and the
+//! band above it (title, scale bar, legend).
+//!
+//! Tick labels read `x=400` along the bottom edge and `y=200` along the left edge, in metres, on
+//! light boxes. Grid lines are 1, 2 or 5 times a power of ten metres apart, at least 80 px.
+
+use tiny_skia::{PathBuilder, Pixmap};
+
+use super::canvas::{fill_rect, fill_with, palette as pal, push_polygon, stroke, stroke_with, Rgb};
+use super::text::{self, Anchor};
+use super::view::{fmt_num, step_ceil, Viewport};
+
+/// Height of the band with the title and the legend, px.
+pub(crate) const BAND_PX: u32 = 52;
+
+/// The grid step for a scale: at least 80 px between lines.
+fn grid_step_m(vp: &Viewport) -> f64 {
+    step_ceil(80.0 * vp.m_per_px)
+}
+
+/// The multiples of `step` in `[lo, hi]`.
+fn multiples(lo: f64, hi: f64, step: f64) -> impl Iterator<Item = f64> {
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(move |k| k as f64 * step)
+}
+
+/// Faint grid lines under the map.
+pub(crate) fn grid(pix: &mut Pixmap, vp: &Viewport) {
+    let step = grid_step_m(vp);
+    let [x0, y0, x1, y1] = vp.view_box();
+    let (l, t, r, b) = vp.rect_px();
+    let mut pb = PathBuilder::new();
+    for x in multiples(x0, x1, step) {
+        let px = vp.px(acres_runtime::geom::Vec2::new(x, y0)).0.round() + 0.5;
+        pb.move_to(px, t);
+        pb.line_to(px, b);
+    }
+    for y in multiples(y0, y1, step) {
+        let py = vp.px(acres_runtime::geom::Vec2::new(x0, y)).1.round() + 0.5;
+        pb.move_to(l, py);
+        pb.line_to(r, py);
+    }
+    stroke_with(pix, pb, pal::GRID, 0.09, &stroke(1.0, None));
+}
+
+/// Tick marks on all four edges, coordinate labels on the bottom and left edges, a north arrow
+/// in the top-right corner and the border.
+pub(crate) fn frame(pix: &mut Pixmap, vp: &Viewport) {
+    let step = grid_step_m(vp);
+    let [x0, y0, x1, y1] = vp.view_box();
+    let (l, t, r, b) = vp.rect_px();
+    let mut pb = PathBuilder::new();
+    let mut xs = Vec::new();
+    let mut ys = Vec::new();
+    for x in multiples(x0, x1, step) {
+        let px = vp.px(acres_runtime::geom::Vec2::new(x, y0)).0.round() + 0.5;
+        pb.move_to(px, t);
+        pb.line_to(px, t + 6.0);
+        pb.move_to(px, b);
+        pb.line_to(px, b - 6.0);
+        xs.push((px, x));
+    }
+    for y in multiples(y0, y1, step) {
+        let py = vp.px(acres_runtime::geom::Vec2::new(x0, y)).1.round() + 0.5;
+        pb.move_to(l, py);
+        pb.line_to(l + 6.0, py);
+        pb.move_to(r, py);
+        pb.line_to(r - 6.0, py);
+        ys.push((py, y));
+    }
+    stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.0, None));
+    let label_w = 48.0;
+    for (py, y) in ys {
+        if py > t + 8.0 && py < b - 22.0 {
+            text::label(pix, l + 9.0, py, Anchor::MidLeft, &format!("y={}", fmt_num(y)), 1, pal::INK);
+        }
+    }
+    for (px, x) in xs {
+        let s = format!("x={}", fmt_num(x));
+        let half = text::width_px(&s, 1) as f32 / 2.0;
+        if px - half > l + label_w + 8.0 && px + half < r - 4.0 {
+            text::label(pix, px, b - 17.0, Anchor::TopCentre, &s, 1, pal::INK);
+        }
+    }
+    north_arrow(pix, r - 20.0, t + 10.0);
+    let mut pb = PathBuilder::new();
+    pb.move_to(l + 0.5, t + 0.5);
+    pb.line_to(r - 0.5, t + 0.5);
+    pb.line_to(r - 0.5, b - 0.5);
+    pb.line_to(l + 0.5, b - 0.5);
+    pb.close();
+    stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.0, None));
+}
+
+/// A north arrow with the letter N; (`x`, `y`) is the top of its box.
+fn north_arrow(pix: &mut Pixmap, x: f32, y: f32) {
+    fill_rect(pix, x - 10.0, y - 2.0, x + 10.0, y + 30.0, pal::BAND, 0.82);
+    text::draw(pix, x as i32 - 3, y as i32, "N", 1, pal::INK);
+    let mut pb = PathBuilder::new();
+    push_polygon(&mut pb, &[(x, y + 10.0), (x + 5.0, y + 20.0), (x, y + 17.0), (x - 5.0, y + 20.0)]);
+    fill_with(pix, pb, pal::INK, 1.0);
+    let mut pb = PathBuilder::new();
+    pb.move_to(x, y + 17.0);
+    pb.line_to(x, y + 27.0);
+    stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.5, None));
+}
+
+/// A scale bar `len_m` long ending at `right`, its top at `top`: four black and white blocks
+/// with `0` and the length above them.
+pub(crate) fn scale_bar(pix: &mut Pixmap, vp: &Viewport, right: f32, top: f32) -> f32 {
+    let len_m = step_ceil(60.0 * vp.m_per_px);
+    let len = vp.len_px(len_m).round();
+    let left = right - len;
+    let by = top + 11.0;
+    for k in 0..4 {
+        let (a, b) = (left + len * k as f32 / 4.0, left + len * (k + 1) as f32 / 4.0);
+        let c = if k % 2 == 0 { pal::INK } else { pal::BAND };
+        fill_rect(pix, a, by, b, by + 5.0, c, 1.0);
+    }
+    let mut pb = PathBuilder::new();
+    if let Some(rect) = tiny_skia::Rect::from_ltrb(left + 0.5, by + 0.5, right - 0.5, by + 5.5) {
+        pb.push_rect(rect);
+    }
+    stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.0, None));
+    text::draw(pix, left as i32 - 3, top as i32, "0", 1, pal::INK);
+    let s = format!("{} m", fmt_num(len_m));
+    text::draw(pix, right as i32 - text::width_px(&s, 1) + 4, top as i32, &s, 1, pal::INK);
+    left
+}
+
+/// One legend entry: a small symbol and its word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    InPlay,
+    Scouted,
+    Field,
+    Lane,
+    Loop,
+    Route,
+    Plan,
+    Driven,
+    Vehicle,
+    Blocked,
+    Lidar,
+    Object,
+    Marked,
+}
+
+impl Key {
+    const ALL: [Key; 13] = [
+        Key::InPlay,
+        Key::Scouted,
+        Key::Field,
+        Key::Lane,
+        Key::Loop,
+        Key::Route,
+        Key::Plan,
+        Key::Driven,
+        Key::Vehicle,
+        Key::Blocked,
+        Key::Lidar,
+        Key::Object,
+        Key::Marked,
+    ];
+
+    fn word(self) -> &'static str {
+        match self {
+            Key::InPlay => "in play",
+            Key::Scouted => "scouted",
+            Key::Field => "field",
+            Key::Lane => "lane",
+            Key::Loop => "loop",
+            Key::Route => "route",
+            Key::Plan => "plan",
+            Key::Driven => "driven",
+            Key::Vehicle => "vehicle",
+            Key::Blocked => "blocked",
+            Key::Lidar => "LiDAR",
+            Key::Object => "object",
+            Key::Marked => "marked",
+        }
+    }
+
+    /// Draws the symbol in the 16 × 10 px box at (`x`, `y`).
+    fn symbol(self, pix: &mut Pixmap, x: f32, y: f32) {
+        let swatch = |pix: &mut Pixmap, fill: Rgb, edge: Rgb| {
+            fill_rect(pix, x, y, x + 16.0, y + 10.0, edge, 1.0);
+            fill_rect(pix, x + 1.5, y + 1.5, x + 14.5, y + 8.5, fill, 1.0);
+        };
+        let line = |pix: &mut Pixmap, c: Rgb, w: f32, dash: Option<&[f32]>| {
+            let mut pb = PathBuilder::new();
+            pb.move_to(x, y + 5.0);
+            pb.line_to(x + 16.0, y + 5.0);
+            stroke_with(pix, pb, c, 1.0, &stroke(w, dash));
+        };
+        match self {
+            Key::InPlay => swatch(pix, pal::FIELD_PLAY, pal::FIELD_PLAY_EDGE),
+            Key::Scouted => swatch(pix, pal::FIELD_SCOUTED, pal::FIELD_SCOUTED_EDGE),
+            Key::Field => swatch(pix, pal::FIELD_OTHER, pal::FIELD_OTHER_EDGE),
+            Key::Lane => fill_rect(pix, x, y + 1.0, x + 16.0, y + 9.0, pal::CORRIDOR, 1.0),
+            Key::Loop => line(pix, pal::LOOP, 1.0, Some(&[4.0, 3.0])),
+            Key::Route => line(pix, pal::ROUTE, 3.0, None),
+            Key::Plan => line(pix, pal::PLAN, 2.5, Some(&[6.0, 3.0])),
+            Key::Driven => line(pix, pal::DRIVEN, 1.6, None),
+            Key::Vehicle => {
+                fill_rect(pix, x + 1.0, y + 2.0, x + 15.0, y + 9.0, pal::INK, 1.0);
+                fill_rect(pix, x + 2.0, y + 3.0, x + 14.0, y + 8.0, pal::VEHICLE, 1.0);
+                let mut pb = PathBuilder::new();
+                push_polygon(&mut pb, &[(x + 15.0, y + 5.5), (x + 10.0, y + 3.0), (x + 10.0, y + 8.0)]);
+                fill_with(pix, pb, pal::INK, 1.0);
+            }
+            Key::Blocked => fill_rect(pix, x + 4.0, y + 1.0, x + 12.0, y + 9.0, pal::BLOCKED, 1.0),
+            Key::Lidar => {
+                for (dx, dy) in [(2.0, 6.0), (6.0, 2.0), (9.0, 7.0), (13.0, 3.0)] {
+                    fill_rect(pix, x + dx, y + dy, x + dx + 2.0, y + dy + 2.0, pal::RETURNS, 1.0);
+                }
+            }
+            Key::Object => {
+                fill_rect(pix, x + 2.0, y + 1.0, x + 14.0, y + 9.0, pal::OBJECT, 1.0);
+                fill_rect(pix, x + 3.5, y + 2.5, x + 12.5, y + 7.5, pal::OBJECT, 0.5);
+            }
+            Key::Marked => {
+                let mut pb = PathBuilder::new();
+                pb.push_circle(x + 8.0, y + 5.0, 4.5);
+                stroke_with(pix, pb, pal::HIGHLIGHT, 1.0, &stroke(2.0, None));
+            }
+        }
+    }
+}
+
+/// The band over the map: the title (frame, time, view) at 2×, the scale, the metres per pixel
+/// and the legend in two rows at 1×.
+pub(crate) fn band(pix: &mut Pixmap, vp: &Viewport, head: &str, view: &str) {
+    let w = pix.width() as f32;
+    fill_rect(pix, 0.0, 0.0, w, BAND_PX as f32, pal::BAND, 1.0);
+    fill_rect(pix, 0.0, BAND_PX as f32 - 1.0, w, BAND_PX as f32, pal::INK, 1.0);
+    let bar_left = scale_bar(pix, vp, w - 10.0, 3.0);
+    let mpp = format!("{} m/px", fmt_num(vp.m_per_px));
+    let mpp_x = bar_left as i32 - 14 - text::width_px(&mpp, 1);
+    text::draw(pix, mpp_x, 9, &mpp, 1, pal::MUTED);
+    text::draw(pix, 6, 4, head, 2, pal::INK);
+    let x = 6 + text::width_px(head, 2) + 16;
+    if x + text::width_px(view, 2) <= mpp_x - 10 {
+        text::draw(pix, x, 4, view, 2, pal::ROUTE);
+    } else {
+        text::draw(pix, x, 8, view, 1, pal::ROUTE);
+    }
+    legend(pix, 6.0, 26.0, w - 4.0);
+}
+
+/// The legend from (`x0`, `y0`), wrapping at `right`, rows 13 px apart.
+pub(crate) fn legend(pix: &mut Pixmap, x0: f32, y0: f32, right: f32) {
+    let (mut x, mut y) = (x0, y0);
+    for key in Key::ALL {
+        let need = 16.0 + 4.0 + text::width_px(key.word(), 1) as f32;
+        if x + need > right {
+            x = x0;
+            y += 13.0;
+        }
+        key.symbol(pix, x, y - 1.0);
+        text::draw(pix, x as i32 + 20, y as i32, key.word(), 1, pal::INK);
+        x += need + 12.0;
+    }
+}

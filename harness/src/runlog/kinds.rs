@@ -1,0 +1,180 @@
+//! The closed sets of words in run rows: modes, profiles, wake reasons, stops, views.
+//!
+//! Each is a serde enum written in snake_case; an unknown word fails the decode of its row.
+//! [`Mode`] and friends also have `as_str()` for tables and folder names.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Implements `as_str()` and `Display` from a list of variant and word pairs.
+macro_rules! words {
+    ($ty:ident { $($variant:ident => $word:literal),+ $(,)? }) => {
+        impl $ty {
+            /// The word of this value as it is written in a row.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $word),+
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+    };
+}
+
+/// The mode of a run: who plans and which tools it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// No model: the mission planner orders the fields, the skills drive.
+    Classical,
+    /// A model with read, dispatch and note.
+    Text,
+    /// A model with look, read, dispatch, note and a map picture in each wake-up.
+    Visual,
+    /// As visual, plus plan; goto and scout need an accepted plan.
+    Checked,
+}
+words!(Mode { Classical => "classical", Text => "text", Visual => "visual", Checked => "checked" });
+
+/// The input profile: which facts the planner gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// Only what a real vehicle has (the default).
+    #[default]
+    Vehicle,
+    /// Also the object list of the simulator and the fuel energy of the core.
+    Simulator,
+}
+words!(Profile { Vehicle => "vehicle", Simulator => "simulator" });
+
+/// The world of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum World {
+    /// The core in the process of the harness.
+    Core,
+    /// The skill server in a ROS 2 process, over the link.
+    Link,
+}
+words!(World { Core => "core", Link => "link" });
+
+/// Why the planner was woken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeReason {
+    /// The run starts; the message has the instruction.
+    Start,
+    /// A skill ended; the message has the result code and the cause.
+    SkillEnded,
+    /// Profile vehicle: the LiDAR saw returns on a leg.
+    ReturnsOnRoute,
+    /// Profile simulator: an object came into the reach of the sensors.
+    ObjectSeen,
+    /// A recovery mode is on and the shield held the vehicle.
+    Stuck,
+    /// The scenario added a request of the operator.
+    Request,
+    /// The timer of wait ended, or the period `wake_every_s` went by.
+    Timer,
+    /// A model call gave no reply, no skill runs, and 30 s went by.
+    ModelError,
+}
+words!(WakeReason {
+    Start => "start",
+    SkillEnded => "skill_ended",
+    ReturnsOnRoute => "returns_on_route",
+    ObjectSeen => "object_seen",
+    Stuck => "stuck",
+    Request => "request",
+    Timer => "timer",
+    ModelError => "model_error",
+});
+
+/// The kind of one block sent to a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    /// Text; the block has `text`.
+    Text,
+    /// A picture; the block has `frame`.
+    Image,
+    /// The result of a tool call; the block has `tool_call_id` and `text`.
+    ToolResult,
+}
+words!(BlockKind { Text => "text", Image => "image", ToolResult => "tool_result" });
+
+/// Why a model reply stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// The model ended its turn.
+    End,
+    /// The model asks for tool calls.
+    ToolUse,
+    /// The token limit cut the reply.
+    MaxTokens,
+    /// The model refused.
+    Refusal,
+}
+words!(Stop { End => "end", ToolUse => "tool_use", MaxTokens => "max_tokens", Refusal => "refusal" });
+
+/// The view of a picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// The whole map.
+    Map,
+    /// A region of the map.
+    Zoom,
+    /// Two frames side by side.
+    Compare,
+}
+words!(View { Map => "map", Zoom => "zoom", Compare => "compare" });
+
+/// Who gave a plan verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanSource {
+    /// The plan checker of the run-time library.
+    PlanChecker,
+    /// The harness: unknown fields, the deadline and the fuel limit with the planner costs.
+    Harness,
+}
+words!(PlanSource { PlanChecker => "plan_checker", Harness => "harness" });
+
+/// The state of the reasoning text of a model in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningLogged {
+    /// No reasoning to log: no model, or the model gave no reasoning text (the default).
+    #[default]
+    None,
+    /// The reasoning text is logged in `reasoning`, apart from the answer.
+    Separate,
+    /// The model reasoned (it counted reasoning tokens) but the provider gave no text.
+    Absent,
+}
+words!(ReasoningLogged { None => "none", Separate => "separate", Absent => "absent" });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_match_serde() {
+        let check = |word: &str, json: serde_json::Value| assert_eq!(json, serde_json::json!(word));
+        check(Mode::Checked.as_str(), serde_json::to_value(Mode::Checked).unwrap());
+        check(WakeReason::SkillEnded.as_str(), serde_json::to_value(WakeReason::SkillEnded).unwrap());
+        check(Stop::ToolUse.as_str(), serde_json::to_value(Stop::ToolUse).unwrap());
+        check(PlanSource::PlanChecker.as_str(), serde_json::to_value(PlanSource::PlanChecker).unwrap());
+        check(BlockKind::ToolResult.as_str(), serde_json::to_value(BlockKind::ToolResult).unwrap());
+        check(ReasoningLogged::None.as_str(), serde_json::to_value(ReasoningLogged::None).unwrap());
+    }
+}

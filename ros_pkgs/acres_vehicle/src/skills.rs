@@ -1,0 +1,657 @@
+//! The skill server: one skill at a time, each a bounded execution that ends with a result code
+//! and a cause, and timestamped events.
+//!
+//! | skill | arguments | does |
+//! | --- | --- | --- |
+//! | `goto` | `field` (its entry) or `place` (`H`, a field, a lane node) | drives the lanes there |
+//! | `scout` | `field` | from the field's entry once around its Scout loop and back to the entry |
+//! | `return_home` | | drives home |
+//! | `wait` | `seconds` | stands still |
+//! | `stop` | | ends the running skill with `stopped`; the vehicle brakes |
+//! | `resume` | | continues the last `stopped` or `blocked` motion where it stopped |
+//!
+//! `goto`, `scout`, `return_home` and `resume` take `speed_cap_mps`.
+//!
+//! Result codes ([`ResultCode`]): `succeeded`; `stopped` (a `stop` ended it); `blocked` (the shield
+//! held the vehicle for `blocked_s` without a break); `failed` (the vehicle left the route by more
+//! than `max_track_error_m`, or made no progress for `stall_s` while not held); `rejected` (the
+//! request was refused: busy, unknown place, not at the field's entry, a route that would leave
+//! the corridor, bad arguments) — a rejected request never starts.
+//!
+//! Events ([`SkillEvent`]): `skill_started`, `skill_ended`, `skill_rejected`, `shield_hold`,
+//! `shield_release`, `field_scouted`. A field counts as scouted when a scout has driven 98 % of
+//! its Scout loop (coverage is kept across stop and resume).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use acres_runtime::geom::{point_in_polygon, polygon_boundary_distance, Polyline, Pose, Vec2};
+use acres_runtime::route::{scout_path, LaneGraph};
+use acres_runtime::{Map, SpeedLimits};
+
+use crate::follower::{Follower, FollowerParams, Twist};
+use crate::shield::{Shield, ShieldConfig, Verdict};
+use crate::trajectory::check_route;
+
+/// A skill name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillKind {
+    /// Drive to a place.
+    Goto,
+    /// Scout a field.
+    Scout,
+    /// Drive home.
+    ReturnHome,
+    /// Stand still for a time.
+    Wait,
+    /// End the running skill.
+    Stop,
+    /// Continue the interrupted skill.
+    Resume,
+}
+
+impl SkillKind {
+    /// The name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillKind::Goto => "goto",
+            SkillKind::Scout => "scout",
+            SkillKind::ReturnHome => "return_home",
+            SkillKind::Wait => "wait",
+            SkillKind::Stop => "stop",
+            SkillKind::Resume => "resume",
+        }
+    }
+    /// Every skill.
+    pub const ALL: [SkillKind; 6] =
+        [SkillKind::Goto, SkillKind::Scout, SkillKind::ReturnHome, SkillKind::Wait, SkillKind::Stop, SkillKind::Resume];
+}
+
+/// How a skill ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultCode {
+    /// Did what was asked.
+    Succeeded,
+    /// The shield held the vehicle for `blocked_s`.
+    Blocked,
+    /// A stop ended it.
+    Stopped,
+    /// The request was refused; it never started.
+    Rejected,
+    /// Left the route or made no progress.
+    Failed,
+}
+
+impl ResultCode {
+    /// The name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultCode::Succeeded => "succeeded",
+            ResultCode::Blocked => "blocked",
+            ResultCode::Stopped => "stopped",
+            ResultCode::Rejected => "rejected",
+            ResultCode::Failed => "failed",
+        }
+    }
+}
+
+/// A request to the skill server.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SkillRequest {
+    /// The skill.
+    pub skill: Option<SkillKind>,
+    /// A place (`H`, a field, a lane node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub place: Option<String>,
+    /// A field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// Seconds (wait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
+    /// Speed cap, m/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed_cap_mps: Option<f64>,
+}
+
+impl SkillRequest {
+    /// A request for `skill` with no arguments.
+    pub fn new(skill: SkillKind) -> Self {
+        Self { skill: Some(skill), ..Default::default() }
+    }
+    /// With a field.
+    pub fn field(mut self, f: &str) -> Self {
+        self.field = Some(f.into());
+        self
+    }
+    /// With seconds.
+    pub fn seconds(mut self, s: f64) -> Self {
+        self.seconds = Some(s);
+        self
+    }
+}
+
+/// The server's answer to a request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reply {
+    /// The skill started (or, for `stop`, the stop was done).
+    pub accepted: bool,
+    /// The skill.
+    pub skill: Option<SkillKind>,
+    /// The new skill's identifier.
+    pub id: Option<u64>,
+    /// `rejected` when refused.
+    pub code: Option<ResultCode>,
+    /// Why it was refused, or what the stop ended.
+    pub cause: Option<String>,
+    /// Length of the route, m.
+    pub route_m: Option<f64>,
+}
+
+/// A timestamped event of the skill server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SkillEvent {
+    /// Mission time, s.
+    pub t_s: f64,
+    /// `skill_started`, `skill_ended`, `skill_rejected`, `shield_hold`, `shield_release`, `field_scouted`.
+    pub name: &'static str,
+    /// The skill's identifier.
+    pub id: Option<u64>,
+    /// The skill.
+    pub skill: Option<SkillKind>,
+    /// The result code (`skill_ended`, `skill_rejected`).
+    pub code: Option<ResultCode>,
+    /// The cause.
+    pub cause: Option<String>,
+    /// Details (target, distances, field).
+    pub detail: serde_json::Value,
+}
+
+/// Options of the skill server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServerOptions {
+    /// A motion held by the shield this long without a break ends `blocked`, s.
+    pub blocked_s: f64,
+    /// No progress for this long while not held ends `failed`, s.
+    pub stall_s: f64,
+    /// Cross-track error that ends a motion `failed`, m.
+    pub max_track_error_m: f64,
+    /// A scout must start this near the field's entry, m.
+    pub entry_tolerance_m: f64,
+    /// Speed limits (from the condition).
+    pub limits: SpeedLimits,
+    /// The shield.
+    pub shield: ShieldConfig,
+    /// The follower.
+    pub follower: FollowerParams,
+}
+
+impl ServerOptions {
+    /// Defaults with these speed limits.
+    pub fn new(limits: SpeedLimits) -> Self {
+        Self {
+            blocked_s: 60.0,
+            stall_s: 120.0,
+            max_track_error_m: 6.0,
+            entry_tolerance_m: 15.0,
+            limits,
+            shield: ShieldConfig::default(),
+            follower: FollowerParams::default(),
+        }
+    }
+}
+
+/// What the vehicle knows of itself each step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observation {
+    /// Mission time, s.
+    pub t_s: f64,
+    /// Pose.
+    pub pose: Pose,
+    /// Speed, m/s.
+    pub speed_mps: f64,
+}
+
+#[derive(Debug, Clone)]
+struct Motion {
+    follower: Follower,
+    cap_mps: Option<f64>,
+    target: String,
+    field: Option<String>,
+    loop_span: Option<(f64, f64)>,
+    hold_since: Option<f64>,
+    best_s: f64,
+    best_t: f64,
+}
+
+#[derive(Debug, Clone)]
+enum Active {
+    Motion(Motion),
+    Wait { until_s: f64 },
+}
+
+#[derive(Debug, Clone)]
+struct Running {
+    id: u64,
+    kind: SkillKind,
+    active: Active,
+}
+
+/// The state of the skill server, as a planner may read it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    /// The running skill.
+    pub skill: Option<SkillKind>,
+    /// Its identifier.
+    pub id: Option<u64>,
+    /// `idle`, `running`, `holding` (the shield holds the vehicle) or `waiting`.
+    pub state: &'static str,
+    /// Fraction of the running motion done.
+    pub progress: f64,
+    /// The target of the running motion.
+    pub target: Option<String>,
+    /// Metres left on the route.
+    pub remaining_m: Option<f64>,
+    /// Since when the shield holds the running motion, s.
+    pub hold_since_s: Option<f64>,
+    /// The interrupted motion that `resume` would continue: `(skill, id, target)`.
+    pub interrupted: Option<(SkillKind, u64, String)>,
+    /// Coverage of each field's Scout loop, 0..1.
+    pub coverage: BTreeMap<String, f64>,
+    /// Fields scouted, in order.
+    pub scouted: Vec<String>,
+}
+
+/// The skill server.
+#[derive(Debug)]
+pub struct SkillServer {
+    map: Arc<Map>,
+    graph: LaneGraph,
+    opts: ServerOptions,
+    shield: Shield,
+    running: Option<Running>,
+    interrupted: Option<(SkillKind, u64, Motion)>,
+    events: Vec<SkillEvent>,
+    coverage: BTreeMap<String, f64>,
+    scouted: Vec<String>,
+    ahead_m: f64,
+    next_id: u64,
+    t_s: f64,
+}
+
+impl SkillServer {
+    /// A server for a map.
+    pub fn new(map: Arc<Map>, opts: ServerOptions) -> Self {
+        let graph = LaneGraph::new(&map);
+        Self {
+            map,
+            graph,
+            shield: Shield::new(opts.shield),
+            opts,
+            running: None,
+            interrupted: None,
+            events: Vec::new(),
+            coverage: BTreeMap::new(),
+            scouted: Vec::new(),
+            ahead_m: f64::INFINITY,
+            next_id: 1,
+            t_s: 0.0,
+        }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ServerOptions {
+        &self.opts
+    }
+
+    /// The shield (for its rules).
+    pub fn shield(&self) -> &Shield {
+        &self.shield
+    }
+
+    /// The obstacle distance ahead from the latest scan, m.
+    pub fn ahead_m(&self) -> f64 {
+        self.ahead_m
+    }
+
+    /// Takes the obstacle distance ahead of a new scan.
+    pub fn on_scan(&mut self, ahead_m: f32) {
+        self.ahead_m = f64::from(ahead_m);
+    }
+
+    /// Takes the events since the last call.
+    pub fn drain_events(&mut self) -> Vec<SkillEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// True while a skill runs.
+    pub fn busy(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// The route still ahead of the running motion (empty when none).
+    pub fn route_ahead(&self) -> Vec<Vec2> {
+        match &self.running {
+            Some(Running { active: Active::Motion(m), .. }) => {
+                let f = &m.follower;
+                let mut pts = vec![f.path.point_at(f.s_m)];
+                let i = f.path.segment_at(f.s_m);
+                pts.extend(f.path.points[i + 1..].iter().copied());
+                pts
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The state for planners.
+    pub fn status(&self) -> Status {
+        let (skill, id, state, progress, target, remaining, hold) = match &self.running {
+            None => (None, None, "idle", 0.0, None, None, None),
+            Some(r) => match &r.active {
+                Active::Wait { .. } => (Some(r.kind), Some(r.id), "waiting", 0.0, None, None, None),
+                Active::Motion(m) => (
+                    Some(r.kind),
+                    Some(r.id),
+                    if m.hold_since.is_some() { "holding" } else { "running" },
+                    m.follower.progress(),
+                    Some(m.target.clone()),
+                    Some(m.follower.remaining_m()),
+                    m.hold_since,
+                ),
+            },
+        };
+        Status {
+            skill,
+            id,
+            state,
+            progress,
+            target,
+            remaining_m: remaining,
+            hold_since_s: hold,
+            interrupted: self.interrupted.as_ref().map(|(k, id, m)| (*k, *id, m.target.clone())),
+            coverage: self.coverage.clone(),
+            scouted: self.scouted.clone(),
+        }
+    }
+
+    fn event(&mut self, name: &'static str, id: Option<u64>, skill: Option<SkillKind>, code: Option<ResultCode>, cause: Option<String>, detail: serde_json::Value) {
+        self.events.push(SkillEvent { t_s: self.t_s, name, id, skill, code, cause, detail });
+    }
+
+    fn reject(&mut self, skill: Option<SkillKind>, cause: String) -> Reply {
+        self.event("skill_rejected", None, skill, Some(ResultCode::Rejected), Some(cause.clone()), json!({}));
+        Reply { accepted: false, skill, id: None, code: Some(ResultCode::Rejected), cause: Some(cause), route_m: None }
+    }
+
+    /// Handles a request at the observed state.
+    pub fn request(&mut self, req: &SkillRequest, obs: &Observation) -> Reply {
+        self.t_s = obs.t_s;
+        let Some(kind) = req.skill else {
+            return self.reject(None, "no skill named".into());
+        };
+        if let Some(c) = req.speed_cap_mps {
+            if !(c.is_finite() && c > 0.0) {
+                return self.reject(Some(kind), format!("speed_cap_mps must be a positive number, not {c}"));
+            }
+        }
+        if kind == SkillKind::Stop {
+            return self.stop(obs);
+        }
+        if let Some(r) = &self.running {
+            let cause = format!("busy: {} #{} is running; stop it first", r.kind.as_str(), r.id);
+            return self.reject(Some(kind), cause);
+        }
+        match kind {
+            SkillKind::Wait => match req.seconds {
+                Some(s) if s.is_finite() && s > 0.0 => {
+                    let id = self.start_id();
+                    self.running = Some(Running { id, kind, active: Active::Wait { until_s: obs.t_s + s } });
+                    self.event("skill_started", Some(id), Some(kind), None, None, json!({"seconds": s}));
+                    Reply { accepted: true, skill: Some(kind), id: Some(id), code: None, cause: None, route_m: None }
+                }
+                other => self.reject(Some(kind), format!("wait needs seconds > 0, got {other:?}")),
+            },
+            SkillKind::Goto | SkillKind::ReturnHome => {
+                let place = if kind == SkillKind::ReturnHome {
+                    "H".to_string()
+                } else {
+                    match (&req.field, &req.place) {
+                        (Some(f), _) => f.clone(),
+                        (None, Some(p)) => p.clone(),
+                        (None, None) => return self.reject(Some(kind), "goto needs a field or a place".into()),
+                    }
+                };
+                let node = if place == "H" || self.map.nodes.contains_key(&place) {
+                    place.clone()
+                } else if let Some(f) = self.map.fields.get(&place) {
+                    f.entry.clone()
+                } else {
+                    let fields: Vec<&str> = self.map.fields.keys().map(String::as_str).collect();
+                    return self.reject(Some(kind), format!("unknown place \"{place}\"; places are H, the fields ({}) and lane nodes", fields.join(", ")));
+                };
+                let Some(route) = self.route_to(obs.pose.pos(), &node) else {
+                    return self.reject(Some(kind), format!("no route to {place}"));
+                };
+                self.start_motion(kind, route, 0.0, req.speed_cap_mps, place, None, None)
+            }
+            SkillKind::Scout => {
+                let Some(field) = req.field.clone().or_else(|| req.place.clone()) else {
+                    return self.reject(Some(kind), "scout needs a field".into());
+                };
+                let Some(f) = self.map.fields.get(&field) else {
+                    return self.reject(Some(kind), format!("unknown field \"{field}\""));
+                };
+                let d = f.entry_pos.dist(obs.pose.pos());
+                if d > self.opts.entry_tolerance_m {
+                    return self.reject(Some(kind), format!("not at the entry of {field} ({d:.0} m away); goto {field} first"));
+                }
+                let path = scout_path(&self.map, &field).expect("the field exists");
+                let c0 = path.cum_m[1];
+                let span = (c0, c0 + f.loop_length_m());
+                let mut pts = vec![obs.pose.pos()];
+                pts.extend(path.points.iter().copied());
+                let route = Polyline::new(pts);
+                let shift = route.length_m() - path.length_m();
+                self.start_motion(kind, route, 0.0, req.speed_cap_mps, field.clone(), Some(field), Some((span.0 + shift, span.1 + shift)))
+            }
+            SkillKind::Resume => {
+                let Some((k, old_id, mut m)) = self.interrupted.take() else {
+                    return self.reject(Some(kind), "nothing to resume".into());
+                };
+                let (_, d) = m.follower.path.project_window(obs.pose.pos(), m.follower.s_m - 5.0, m.follower.s_m + 5.0);
+                if d > self.opts.max_track_error_m {
+                    let cause = format!("the vehicle is {d:.0} m from where {} #{old_id} stopped", k.as_str());
+                    self.interrupted = Some((k, old_id, m));
+                    return self.reject(Some(kind), cause);
+                }
+                if req.speed_cap_mps.is_some() {
+                    m.cap_mps = req.speed_cap_mps;
+                }
+                m.hold_since = None;
+                m.best_t = obs.t_s;
+                let id = self.start_id();
+                let detail = json!({"resumes": old_id, "target": m.target, "remaining_m": m.follower.remaining_m()});
+                let route_m = m.follower.remaining_m();
+                self.shield.reset();
+                self.running = Some(Running { id, kind: k, active: Active::Motion(m) });
+                self.event("skill_started", Some(id), Some(k), None, None, detail);
+                Reply { accepted: true, skill: Some(k), id: Some(id), code: None, cause: Some(format!("resumes #{old_id}")), route_m: Some(route_m) }
+            }
+            SkillKind::Stop => unreachable!("handled above"),
+        }
+    }
+
+    fn start_id(&mut self) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        id
+    }
+
+    /// A route from a point to a node: via the field's entry when the point is in a field.
+    fn route_to(&self, p: Vec2, node: &str) -> Option<Polyline> {
+        let in_field = self.map.fields.values().find(|f| {
+            (point_in_polygon(p, &f.polygon) || polygon_boundary_distance(p, &f.polygon) <= self.map.field_margin_m)
+                && f.entry_pos.dist(p) > 0.5
+        });
+        match in_field {
+            Some(f) => {
+                let rest = self.graph.route_nodes(&f.entry, node)?;
+                let mut pts = vec![p];
+                pts.extend(rest.points);
+                Some(Polyline::new(pts))
+            }
+            None => self.graph.route_from_point(p, node),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_motion(
+        &mut self,
+        kind: SkillKind,
+        route: Polyline,
+        s_m: f64,
+        cap_mps: Option<f64>,
+        target: String,
+        field: Option<String>,
+        loop_span: Option<(f64, f64)>,
+    ) -> Reply {
+        if let Err(cause) = check_route(&self.map, &route) {
+            return self.reject(Some(kind), cause);
+        }
+        let id = self.start_id();
+        let route_m = route.length_m();
+        let follower = Follower::new(route, s_m, self.opts.follower);
+        self.interrupted = None;
+        self.shield.reset();
+        let m = Motion { follower, cap_mps, target: target.clone(), field, loop_span, hold_since: None, best_s: s_m, best_t: self.t_s };
+        self.running = Some(Running { id, kind, active: Active::Motion(m) });
+        self.event("skill_started", Some(id), Some(kind), None, None, json!({"target": target, "route_m": route_m}));
+        Reply { accepted: true, skill: Some(kind), id: Some(id), code: None, cause: None, route_m: Some(route_m) }
+    }
+
+    fn stop(&mut self, obs: &Observation) -> Reply {
+        match self.running.take() {
+            None => Reply { accepted: true, skill: Some(SkillKind::Stop), id: None, code: None, cause: Some("no skill was running".into()), route_m: None },
+            Some(r) => {
+                let cause = format!("{} #{} stopped on request", r.kind.as_str(), r.id);
+                self.finish(r, ResultCode::Stopped, "stop requested".into(), obs.t_s);
+                Reply { accepted: true, skill: Some(SkillKind::Stop), id: None, code: None, cause: Some(cause), route_m: None }
+            }
+        }
+    }
+
+    fn finish(&mut self, r: Running, code: ResultCode, cause: String, t_s: f64) {
+        self.t_s = t_s;
+        let mut detail = json!({});
+        if let Active::Motion(m) = r.active {
+            detail = json!({"target": m.target, "progress": m.follower.progress(), "remaining_m": m.follower.remaining_m()});
+            if matches!(code, ResultCode::Stopped | ResultCode::Blocked) {
+                self.interrupted = Some((r.kind, r.id, m));
+            }
+        }
+        self.event("skill_ended", Some(r.id), Some(r.kind), Some(code), Some(cause), detail);
+    }
+
+    /// One control step: advances the running skill and returns the drive command (after the
+    /// shield).
+    pub fn control(&mut self, obs: &Observation) -> Twist {
+        self.t_s = obs.t_s;
+        let Some(mut r) = self.running.take() else {
+            return Twist::default();
+        };
+        let mut ended: Option<(ResultCode, String)> = None;
+        let mut out = Twist::default();
+        let mut scouted_now: Option<String> = None;
+        let mut shield_event: Option<(&'static str, serde_json::Value)> = None;
+        match &mut r.active {
+            Active::Wait { until_s } => {
+                if obs.t_s + 1e-9 >= *until_s {
+                    ended = Some((ResultCode::Succeeded, "waited".into()));
+                }
+            }
+            Active::Motion(m) => {
+                let off = m.follower.track(&obs.pose);
+                if let (Some(field), Some((a, b))) = (&m.field, m.loop_span) {
+                    let c = ((m.follower.s_m - a) / (b - a)).clamp(0.0, 1.0);
+                    let e = self.coverage.entry(field.clone()).or_insert(0.0);
+                    if c > *e {
+                        *e = c;
+                    }
+                    if *e >= 0.98 && !self.scouted.contains(field) {
+                        scouted_now = Some(field.clone());
+                    }
+                }
+                if m.follower.s_m > m.best_s + 0.5 {
+                    m.best_s = m.follower.s_m;
+                    m.best_t = obs.t_s;
+                }
+                if m.follower.arrived() {
+                    if obs.speed_mps < 0.05 {
+                        ended = Some((ResultCode::Succeeded, format!("arrived at {}", m.target)));
+                    }
+                } else if off > self.opts.max_track_error_m {
+                    ended = Some((ResultCode::Failed, format!("left the route: {off:.1} m off")));
+                } else {
+                    let cmd = m.follower.command(&self.map, &obs.pose, obs.speed_mps, self.opts.limits, m.cap_mps);
+                    match self.shield.check(cmd, obs.speed_mps, self.ahead_m) {
+                        Verdict::Pass => {
+                            if let Some(since) = m.hold_since.take() {
+                                shield_event = Some(("shield_release", json!({"held_s": obs.t_s - since, "ahead_m": finite(self.ahead_m)})));
+                            }
+                            out = cmd;
+                            if obs.t_s - m.best_t > self.opts.stall_s {
+                                ended = Some((ResultCode::Failed, format!("no progress for {:.0} s", self.opts.stall_s)));
+                            }
+                        }
+                        Verdict::Hold { ahead_m, stopping_m } => {
+                            m.best_t = obs.t_s;
+                            match m.hold_since {
+                                None => {
+                                    m.hold_since = Some(obs.t_s);
+                                    let at = obs.pose.to_map(Vec2::new(ahead_m, 0.0));
+                                    shield_event = Some((
+                                        "shield_hold",
+                                        json!({"ahead_m": ahead_m, "stopping_m": stopping_m, "x": at.x, "y": at.y}),
+                                    ));
+                                }
+                                Some(since) if obs.t_s - since >= self.opts.blocked_s => {
+                                    ended = Some((
+                                        ResultCode::Blocked,
+                                        format!("the shield held the vehicle for {:.0} s: obstacle {ahead_m:.1} m ahead", self.opts.blocked_s),
+                                    ));
+                                }
+                                Some(_) => {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if let Some((name, detail)) = shield_event {
+            self.event(name, Some(r.id), Some(r.kind), None, None, detail);
+        }
+        if let Some(f) = scouted_now {
+            self.scouted.push(f.clone());
+            self.event("field_scouted", Some(r.id), Some(r.kind), None, None, json!({"field": f}));
+        }
+        match ended {
+            Some((code, cause)) => {
+                self.finish(r, code, cause, obs.t_s);
+                Twist::default()
+            }
+            None => {
+                self.running = Some(r);
+                out
+            }
+        }
+    }
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}

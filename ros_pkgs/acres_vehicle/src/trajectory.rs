@@ -1,0 +1,12 @@
+//! The trajectory checker: a skill whose route would leave the corridor is refused.
+
+use acres_runtime::geom::Polyline;
+use acres_runtime::Map;
+
+/// Checks a route against the map's corridor (sampled every metre). `Err` carries the cause.
+pub fn check_route(map: &Map, route: &Polyline) -> Result<(), String> {
+    match map.first_exit(route) {
+        None => Ok(()),
+        Some(p) => Err(format!("the route leaves the corridor at ({:.1}, {:.1})", p.x, p.y)),
+    }
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Check every row of every run.jsonl below the given folders against the run schema.
+
+The schema is harness/schemas/run_v1.schema.json (the contract acres-harness-run-1, JSON Schema
+draft 2020-12). Each row is checked against the branch of its "type", so a failure names the
+field. Needs the jsonschema package: pip install jsonschema.
+
+    tools/check_run_schema.py runs/a runs/b/t1_01_one_field__checked__scripted
+
+Exit code: 0 when every row agrees, 1 when a row does not (each failure printed as
+file:line: message), 2 for bad usage (no folder, no run.jsonl, no jsonschema).
+"""
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+SCHEMA = Path(__file__).resolve().parent.parent / "harness" / "schemas" / "run_v1.schema.json"
+
+
+def run_files(folder: Path):
+    """Every run.jsonl at or below folder (or folder itself when it is a file), sorted."""
+    if folder.is_file():
+        return [folder]
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs.sort()
+        if "run.jsonl" in files:
+            found.append(Path(root) / "run.jsonl")
+    return sorted(found)
+
+
+def validators(schema, jsonschema):
+    """One validator for each row type (its branch of oneOf), and one for the whole schema."""
+    by_type = {}
+    for branch in schema["oneOf"]:
+        name = branch["$ref"].rsplit("/", 1)[-1]
+        row_type = schema["$defs"][name]["properties"]["type"]["const"]
+        by_type[row_type] = jsonschema.Draft202012Validator({**schema, "oneOf": [branch]})
+    return by_type, jsonschema.Draft202012Validator(schema)
+
+
+def check_file(path: Path, by_type, whole):
+    """The failures of one run.jsonl as 'file:line: message' texts, and the number of rows."""
+    failures = []
+    rows = 0
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, start=1):
+            rows += 1
+            where = f"{path}:{n}"
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                failures.append(f"{where}: not UTF-8: {e}")
+                continue
+            if not text.strip():
+                failures.append(f"{where}: empty line")
+                continue
+            try:
+                row = json.loads(text)
+            except json.JSONDecodeError as e:
+                cut = "" if text.endswith("\n") else " (the line is cut off)"
+                failures.append(f"{where}: not JSON{cut}: {e}")
+                continue
+            row_type = row.get("type") if isinstance(row, dict) else None
+            validator = by_type.get(row_type, whole)
+            for error in sorted(validator.iter_errors(row), key=lambda e: list(e.absolute_path)):
+                at = "/".join(str(p) for p in error.absolute_path) or "(row)"
+                failures.append(f"{where}: {row_type or '?'} {at}: {error.message}")
+    return failures, rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folders", nargs="+", type=Path, help="run folders or folders of run folders")
+    parser.add_argument("--schema", type=Path, default=SCHEMA, help="the schema file (default: %(default)s)")
+    args = parser.parse_args(argv)
+    try:
+        import jsonschema
+    except ImportError:
+        print("check_run_schema: needs the jsonschema package (pip install jsonschema)", file=sys.stderr)
+        return 2
+    try:
+        schema = json.loads(args.schema.read_text())
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except (OSError, ValueError, jsonschema.SchemaError) as e:
+        print(f"check_run_schema: bad schema {args.schema}: {e}", file=sys.stderr)
+        return 2
+    by_type, whole = validators(schema, jsonschema)
+    files = []
+    for folder in args.folders:
+        if not folder.exists():
+            print(f"check_run_schema: {folder}: no such folder", file=sys.stderr)
+            return 2
+        found = run_files(folder)
+        if not found:
+            print(f"check_run_schema: {folder}: no run.jsonl below", file=sys.stderr)
+            return 2
+        files.extend(found)
+    failures = []
+    rows = 0
+    for path in files:
+        file_failures, file_rows = check_file(path, by_type, whole)
+        failures.extend(file_failures)
+        rows += file_rows
+    for failure in failures:
+        print(failure)
+    verdict = f"{len(failures)} failure(s)" if failures else "ok"
+    print(f"check_run_schema: {rows} rows in {len(files)} file(s): {verdict}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
