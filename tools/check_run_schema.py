@@ -33,16 +33,18 @@ def run_files(folder: Path):
 
 
 def validators(schema, jsonschema):
-    """One validator for each row type (its branch of oneOf), and one for the whole schema."""
+    """One validator for each row type: its branch of oneOf."""
     by_type = {}
     for branch in schema["oneOf"]:
         name = branch["$ref"].rsplit("/", 1)[-1]
         row_type = schema["$defs"][name]["properties"]["type"]["const"]
-        by_type[row_type] = jsonschema.Draft202012Validator({**schema, "oneOf": [branch]})
-    return by_type, jsonschema.Draft202012Validator(schema)
+        # The branch alone, so that an error names the field rather than "not valid under any".
+        alone = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": branch["$ref"]}
+        by_type[row_type] = jsonschema.Draft202012Validator(alone)
+    return by_type
 
 
-def check_file(path: Path, by_type, whole):
+def check_file(path: Path, by_type):
     """The failures of one run.jsonl as 'file:line: message' texts, and the number of rows."""
     failures = []
     rows = 0
@@ -64,11 +66,17 @@ def check_file(path: Path, by_type, whole):
                 cut = "" if text.endswith("\n") else " (the line is cut off)"
                 failures.append(f"{where}: not JSON{cut}: {e}")
                 continue
-            row_type = row.get("type") if isinstance(row, dict) else None
-            validator = by_type.get(row_type, whole)
-            for error in sorted(validator.iter_errors(row), key=lambda e: list(e.absolute_path)):
+            if not isinstance(row, dict):
+                failures.append(f"{where}: not a JSON object")
+                continue
+            row_type = row.get("type")
+            if row_type not in by_type:
+                failures.append(f"{where}: unknown row type {row_type!r}")
+                continue
+            errors = sorted(by_type[row_type].iter_errors(row), key=lambda e: [str(p) for p in e.absolute_path])
+            for error in errors:
                 at = "/".join(str(p) for p in error.absolute_path) or "(row)"
-                failures.append(f"{where}: {row_type or '?'} {at}: {error.message}")
+                failures.append(f"{where}: {row_type} {at}: {error.message}")
     return failures, rows
 
 
@@ -88,7 +96,7 @@ def main(argv=None) -> int:
     except (OSError, ValueError, jsonschema.SchemaError) as e:
         print(f"check_run_schema: bad schema {args.schema}: {e}", file=sys.stderr)
         return 2
-    by_type, whole = validators(schema, jsonschema)
+    by_type = validators(schema, jsonschema)
     files = []
     for folder in args.folders:
         if not folder.exists():
@@ -102,7 +110,7 @@ def main(argv=None) -> int:
     failures = []
     rows = 0
     for path in files:
-        file_failures, file_rows = check_file(path, by_type, whole)
+        file_failures, file_rows = check_file(path, by_type)
         failures.extend(file_failures)
         rows += file_rows
     for failure in failures:

@@ -1,9 +1,22 @@
 //! The harness of acres: runs mission scenarios with a planner in the loop.
 //!
 //! - [`scenario`]: the scenario format `acres-harness-scenario-1`, parsing and checks.
+//! - [`world`]: the world of a run behind [`world::WorldPort`] (in-process ACRES Core now, the
+//!   link later).
+//! - [`knowledge`]: the knowledge store built from scans.
+//! - [`planner`]: the planner interface (model sessions), the scripted planner, replay.
+//! - [`tools`]: the planner's tools, their schemas and their execution.
+//! - [`run`]: the planner loop, the classical rule set, success checks and the score.
 //! - [`picture`]: map pictures (PNG 640 × 692) for the planner and the run folder.
 //! - [`runlog`]: the run folder contract `acres-harness-run-1`: rows, the writer, validate, score.
+//! - [`cli`]: the commands of the `acres-harness` binary.
 
+pub mod cli;
+pub mod knowledge;
 pub mod picture;
+pub mod planner;
+pub mod run;
 pub mod runlog;
 pub mod scenario;
+pub mod tools;
+pub mod world;

@@ -1,3 +1,9 @@
-//! The `acres-harness` binary.
+//! The `acres-harness` binary: parses the command line and hands it to the library.
 
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    acres_harness::cli::main_with(acres_harness::cli::Cli::parse())
+}

@@ -123,8 +123,14 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
         recovery: Map::new(),
         pace: 0.0,
     };
-    let (end, checks) = if success { ("done", vec![("home", true)]) } else { ("limit_wake_ups", vec![("home", false)]) };
-    let text_block = |text: &str| Block { kind: BlockKind::Text, text: Some(text.into()), frame: None, tool_call_id: None };
+    let (end, checks) =
+        if success { ("done", vec![("home", true)]) } else { ("limit_wake_ups", vec![("home", false)]) };
+    let text_block = |text: &str| Block {
+        kind: BlockKind::Text,
+        text: Some(text.into()),
+        frame: None,
+        tool_call_id: None,
+    };
     vec![
         Row::Run(run),
         pose(0.0),
@@ -146,7 +152,12 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             message: "Scout F53.".into(),
             frame: Some("f0001".into()),
         }),
-        Row::ModelWait(ModelWaitRow { t: 0.0, wall: wall(0.01), wait_s: 0.01, cause: "calls_per_minute".into() }),
+        Row::ModelWait(ModelWaitRow {
+            t: 0.0,
+            wall: wall(0.01),
+            wait_s: 0.01,
+            cause: "calls_per_minute".into(),
+        }),
         Row::ModelSend(ModelSendRow {
             t: 0.0,
             wall: wall(0.02),
@@ -157,7 +168,14 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
                 Block { kind: BlockKind::Image, text: None, frame: Some("f0001".into()), tool_call_id: None },
             ],
         }),
-        Row::ModelRetry(ModelRetryRow { t: 0.0, wall: wall(0.03), call: 1, try_n: 2, wait_s: 2.0, cause: "429".into() }),
+        Row::ModelRetry(ModelRetryRow {
+            t: 0.0,
+            wall: wall(0.03),
+            call: 1,
+            try_n: 2,
+            wait_s: 2.0,
+            cause: "429".into(),
+        }),
         Row::ModelReply(ModelReplyRow {
             t: 0.4,
             wall: wall(0.4),
@@ -166,8 +184,17 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             stop: Stop::ToolUse,
             text: "I plan.".into(),
             reasoning: Some("F53 first.".into()),
-            tool_calls: vec![ToolCall { id: "c1".into(), name: "plan".into(), arguments: json!({"visits": ["F53"]}) }],
-            usage: Usage { input_tokens: 1000, output_tokens: 400, cache_read_tokens: 100, cache_write_tokens: 0 },
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "plan".into(),
+                arguments: json!({"visits": ["F53"]}),
+            }],
+            usage: Usage {
+                input_tokens: 1000,
+                output_tokens: 400,
+                cache_read_tokens: 100,
+                cache_write_tokens: 0,
+            },
         }),
         Row::Tool(ToolRow {
             t: 0.4,
@@ -204,7 +231,13 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
                 tool_call_id: Some("c1".into()),
             }],
         }),
-        Row::ModelError(ModelErrorRow { t: 0.9, wall: wall(0.9), call: 2, error: "timeout".into(), latency_s: 0.4 }),
+        Row::ModelError(ModelErrorRow {
+            t: 0.9,
+            wall: wall(0.9),
+            call: 2,
+            error: "timeout".into(),
+            latency_s: 0.4,
+        }),
         pose(1.0),
         Row::Event(EventRow {
             t: 1.2,
@@ -333,8 +366,18 @@ fn frame_checks_size_and_orphans() {
 #[test]
 fn corrupted_rows_are_invalid_naming_the_line() {
     let cases = [
-        (1, "\"type\":\"pose\"", "\"type\":\"posture\"", "run.jsonl:2: not a valid row: unknown variant `posture`"),
-        (1, "\"speed_mps\"", "\"extra\":1,\"speed_mps\"", "run.jsonl:2: not a valid row: unknown field `extra`"),
+        (
+            1,
+            "\"type\":\"pose\"",
+            "\"type\":\"posture\"",
+            "run.jsonl:2: not a valid row: unknown variant `posture`",
+        ),
+        (
+            1,
+            "\"speed_mps\"",
+            "\"extra\":1,\"speed_mps\"",
+            "run.jsonl:2: not a valid row: unknown field `extra`",
+        ),
         (3, "\"n\":1", "\"n\":\"one\"", "run.jsonl:4: not a valid row: invalid type: string \"one\""),
         (20, "{", "{{", "run.jsonl:21: not a valid row: key must be a string"),
     ];
@@ -367,7 +410,10 @@ fn model_send_without_reply_is_invalid() {
     edit_lines(&folder, |lines| {
         lines.remove(7);
     });
-    assert_problem(&folder, "model_send call 1 (line 6) has no model_reply or model_error before the next model_send");
+    assert_problem(
+        &folder,
+        "model_send call 1 (line 6) has no model_reply or model_error before the next model_send",
+    );
     let tmp = TempDir::new("two-replies");
     let folder = write_sample(&tmp.0, "s", true);
     edit_lines(&folder, |lines| {
@@ -402,7 +448,8 @@ fn pose_gap_duplicate_and_jump_are_invalid() {
 fn secrets_are_redacted() {
     let tmp = TempDir::new("secret");
     let secret = "sk-test-0123456789";
-    let secrets = Secrets::from_vars([("ACME_API_KEY", secret), ("PATH", "/usr/bin:/bin"), ("SHORT_TOKEN", "abc")]);
+    let secrets =
+        Secrets::from_vars([("ACME_API_KEY", secret), ("PATH", "/usr/bin:/bin"), ("SHORT_TOKEN", "abc")]);
     assert_eq!(secrets.len(), 1);
     let mut writer = RunWriter::create_with_secrets(&tmp.0, "s__text__m", secrets).unwrap();
     let leak = format!("my key is {secret}, see /usr/bin and abc");
@@ -473,7 +520,9 @@ fn score_table_has_every_column_and_a_row_per_run() {
     assert_eq!(lines.len(), 1 + 3 + 1, "{table}");
     let header: Vec<&str> = lines[0].split_whitespace().collect();
     assert_eq!(header, COLUMNS);
-    for column in ["profile", "charged_s", "codes", "usd", "reasoning_logged", "pictures_dropped", "model_errors"] {
+    for column in
+        ["profile", "charged_s", "codes", "usd", "reasoning_logged", "pictures_dropped", "model_errors"]
+    {
         assert!(header.contains(&column));
     }
     for (line, scenario) in lines[1..4].iter().zip(["t1_01", "t1_02", "t2_06"]) {
@@ -498,7 +547,8 @@ fn to_json_is_stable() {
     let b = serde_json::to_string(&to_json(&reversed)).unwrap();
     assert_eq!(a, b);
     let value = to_json(&scores);
-    let folders: Vec<&str> = value.as_array().unwrap().iter().map(|v| v["folder"].as_str().unwrap()).collect();
+    let folders: Vec<&str> =
+        value.as_array().unwrap().iter().map(|v| v["folder"].as_str().unwrap()).collect();
     assert_eq!(folders, ["t1_01__checked__scripted", "t1_05__checked__scripted", "t2_07__checked__scripted"]);
     let first = value[0].as_object().unwrap();
     assert_eq!(first.keys().collect::<Vec<_>>(), ["folder", "scenario", "mode", "model", "profile", "score"]);

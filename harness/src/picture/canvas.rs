@@ -5,7 +5,9 @@
 //! to the map area (plus a margin) before stroking, which keeps dashes and very deep zooms cheap.
 
 use acres_runtime::geom::Vec2;
-use tiny_skia::{FillRule, LineCap, LineJoin, Paint, PathBuilder, Pixmap, Rect, Stroke, StrokeDash, Transform};
+use tiny_skia::{
+    FillRule, LineCap, LineJoin, Paint, PathBuilder, Pixmap, Rect, Stroke, StrokeDash, Transform,
+};
 
 use super::view::{clip_segment, Viewport};
 

@@ -122,22 +122,11 @@ fn resample(src: &Decoded, s: (u32, u32, u32, u32), dst: &mut Pixmap, d: (u32, u
     }
 }
 
-/// Shortens `s` to at most `n` characters, with `~` at the end when cut.
-fn fit_text(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
-        t.push('~');
-        t
-    }
-}
-
 /// Draws one panel with its header; `left` is the panel's left edge.
 fn panel(pix: &mut Pixmap, src: &Decoded, label: &str, tag: &str, left: u32) {
     let chars = (PANEL_PX / 8 - 1) as usize;
     let head = format!("{tag}: {label}");
-    text::draw(pix, left as i32 + 4, BAND_PX as i32 + 8, &fit_text(&head, chars), 1, pal::INK);
+    text::draw(pix, left as i32 + 4, BAND_PX as i32 + 8, &text::fit(&head, chars), 1, pal::INK);
     let mut info = Vec::new();
     if let Some(f) = &src.meta.frame {
         info.push(f.clone());
@@ -148,11 +137,11 @@ fn panel(pix: &mut Pixmap, src: &Decoded, label: &str, tag: &str, left: u32) {
     if let Some(v) = &src.meta.view {
         info.push(v.clone());
     }
-    let info = fit_text(&info.join("  "), chars);
+    let info = text::fit(&info.join("  "), chars);
     text::draw(pix, left as i32 + 4, BAND_PX as i32 + 22, &info, 1, pal::ROUTE);
     let rendered = src.width == WIDTH && src.height == HEIGHT;
     match src.meta.view_box.filter(|_| rendered) {
-        Some([x0, _, x1, y1]) => {
+        Some([x0, y0, x1, y1]) => {
             let map = (0, BAND_PX, WIDTH, HEIGHT - BAND_PX);
             resample(src, map, pix, (left, PANEL_TOP, PANEL_PX, PANEL_PX));
             let vp = Viewport {
@@ -163,15 +152,33 @@ fn panel(pix: &mut Pixmap, src: &Decoded, label: &str, tag: &str, left: u32) {
                 max_y: y1,
                 m_per_px: (x1 - x0) / f64::from(PANEL_PX),
             };
-            frame::frame(pix, &vp);
+            // Cover the shrunken frame labels of the original with light boxes, then draw the
+            // frame again at the new scale with the original's grid lines.
+            let orig = Viewport { left_px: 0.0, top_px: BAND_PX as f32, size_px: WIDTH as f32, ..vp };
+            let orig = Viewport { m_per_px: (x1 - x0) / f64::from(WIDTH), ..orig };
+            let (dx, dy) = (left as i32, PANEL_TOP as i32 - BAND_PX as i32 / 2);
+            for b in frame::frame_boxes(&orig) {
+                let half =
+                    (b.0.div_euclid(2) + dx, b.1.div_euclid(2) + dy, (b.2 + 1) / 2 + dx, (b.3 + 1) / 2 + dy);
+                text::light_box(pix, half);
+            }
+            frame::frame(pix, &vp, frame::grid_step_m(&orig), &[]);
             let below = (PANEL_TOP + PANEL_PX + 8) as f32;
             let bar_left = frame::scale_bar(pix, &vp, (left + PANEL_PX - 10) as f32, below);
             let mpp = format!("{} m/px", fmt_num(vp.m_per_px));
             let x = bar_left as i32 - 14 - text::width_px(&mpp, 1);
             text::draw(pix, x, below as i32 + 6, &mpp, 1, pal::MUTED);
+            let lines = [
+                format!("view box x {} .. {} m", fmt_num(x0), fmt_num(x1)),
+                format!("         y {} .. {} m", fmt_num(y0), fmt_num(y1)),
+            ];
+            for (k, line) in lines.iter().enumerate() {
+                text::draw(pix, left as i32 + 8, below as i32 + 28 + 12 * k as i32, line, 1, pal::INK);
+            }
         }
         None => {
-            let scale = (f64::from(PANEL_PX) / f64::from(src.width)).min(f64::from(PANEL_PX) / f64::from(src.height));
+            let scale =
+                (f64::from(PANEL_PX) / f64::from(src.width)).min(f64::from(PANEL_PX) / f64::from(src.height));
             let w = ((f64::from(src.width) * scale).round() as u32).clamp(1, PANEL_PX);
             let h = ((f64::from(src.height) * scale).round() as u32).clamp(1, PANEL_PX);
             let (x, y) = (left + (PANEL_PX - w) / 2, PANEL_TOP + (PANEL_PX - h) / 2);
@@ -190,13 +197,21 @@ pub fn compare(a_png: &[u8], a_label: &str, b_png: &[u8], b_label: &str) -> Resu
     fill_rect(&mut pix, 0.0, 0.0, WIDTH as f32, BAND_PX as f32, pal::BAND, 1.0);
     fill_rect(&mut pix, 0.0, BAND_PX as f32 - 1.0, WIDTH as f32, BAND_PX as f32, pal::INK, 1.0);
     text::draw(&mut pix, 6, 4, "compare", 2, pal::INK);
-    text::draw(&mut pix, 6 + text::width_px("compare", 2) + 16, 8, "A left, B right, each at half size", 1, pal::ROUTE);
+    text::draw(
+        &mut pix,
+        6 + text::width_px("compare", 2) + 16,
+        8,
+        "A left, B right, each at half size",
+        1,
+        pal::ROUTE,
+    );
     frame::legend(&mut pix, 6.0, 26.0, WIDTH as f32 - 4.0);
     panel(&mut pix, &a, a_label, "A", 0);
     panel(&mut pix, &b, b_label, "B", PANEL_PX);
     let mid = PANEL_PX as f32;
     fill_rect(&mut pix, mid - 1.0, BAND_PX as f32, mid + 1.0, HEIGHT as f32, pal::INK, 1.0);
-    let texts = [("acres-view", "compare".to_string()), ("acres-a", a_label.into()), ("acres-b", b_label.into())]
-        .map(|(k, v)| (k.to_string(), super::latin1(&v)));
+    let texts =
+        [("acres-view", "compare".to_string()), ("acres-a", a_label.into()), ("acres-b", b_label.into())]
+            .map(|(k, v)| (k.to_string(), super::latin1(&v)));
     canvas::encode_png(&pix, &texts).map_err(|e| PictureError::Encode { message: e.to_string() })
 }

@@ -4,17 +4,18 @@
 //! Tick labels read `x=400` along the bottom edge and `y=200` along the left edge, in metres, on
 //! light boxes. Grid lines are 1, 2 or 5 times a power of ten metres apart, at least 80 px.
 
+use acres_runtime::geom::Vec2;
 use tiny_skia::{PathBuilder, Pixmap};
 
 use super::canvas::{fill_rect, fill_with, palette as pal, push_polygon, stroke, stroke_with, Rgb};
-use super::text::{self, Anchor};
+use super::text::{self, overlaps, Anchor, BoxPx};
 use super::view::{fmt_num, step_ceil, Viewport};
 
 /// Height of the band with the title and the legend, px.
 pub(crate) const BAND_PX: u32 = 52;
 
 /// The grid step for a scale: at least 80 px between lines.
-fn grid_step_m(vp: &Viewport) -> f64 {
+pub(crate) fn grid_step_m(vp: &Viewport) -> f64 {
     step_ceil(80.0 * vp.m_per_px)
 }
 
@@ -25,65 +26,103 @@ fn multiples(lo: f64, hi: f64, step: f64) -> impl Iterator<Item = f64> {
     (first..=last).map(move |k| k as f64 * step)
 }
 
+/// The grid lines of a viewport: image columns with their x, image rows with their y.
+#[allow(clippy::type_complexity)]
+fn lines(vp: &Viewport, step: f64) -> (Vec<(f32, f64)>, Vec<(f32, f64)>) {
+    let [x0, y0, x1, y1] = vp.view_box();
+    let xs = multiples(x0, x1, step).map(|x| (vp.px(Vec2::new(x, y0)).0.round() + 0.5, x)).collect();
+    let ys = multiples(y0, y1, step).map(|y| (vp.px(Vec2::new(x0, y)).1.round() + 0.5, y)).collect();
+    (xs, ys)
+}
+
 /// Faint grid lines under the map.
 pub(crate) fn grid(pix: &mut Pixmap, vp: &Viewport) {
-    let step = grid_step_m(vp);
-    let [x0, y0, x1, y1] = vp.view_box();
     let (l, t, r, b) = vp.rect_px();
+    let (xs, ys) = lines(vp, grid_step_m(vp));
     let mut pb = PathBuilder::new();
-    for x in multiples(x0, x1, step) {
-        let px = vp.px(acres_runtime::geom::Vec2::new(x, y0)).0.round() + 0.5;
+    for (px, _) in xs {
         pb.move_to(px, t);
         pb.line_to(px, b);
     }
-    for y in multiples(y0, y1, step) {
-        let py = vp.px(acres_runtime::geom::Vec2::new(x0, y)).1.round() + 0.5;
+    for (py, _) in ys {
         pb.move_to(l, py);
         pb.line_to(r, py);
     }
     stroke_with(pix, pb, pal::GRID, 0.09, &stroke(1.0, None));
 }
 
-/// Tick marks on all four edges, coordinate labels on the bottom and left edges, a north arrow
-/// in the top-right corner and the border.
-pub(crate) fn frame(pix: &mut Pixmap, vp: &Viewport) {
-    let step = grid_step_m(vp);
-    let [x0, y0, x1, y1] = vp.view_box();
+/// One coordinate label of the frame.
+pub(crate) struct TickLabel {
+    /// The text, e.g. `x=400`.
+    pub text: String,
+    /// The text's top-left corner, px.
+    pub at: (i32, i32),
+    /// The light box under it.
+    pub bx: BoxPx,
+}
+
+/// The coordinate labels of a viewport with grid step `step`: `y=…` along the left edge, `x=…`
+/// along the bottom edge. A label that would cover a box of `keep_out` or another label is left
+/// out.
+pub(crate) fn tick_labels(vp: &Viewport, step: f64, keep_out: &[BoxPx]) -> Vec<TickLabel> {
     let (l, t, r, b) = vp.rect_px();
+    let (xs, ys) = lines(vp, step);
+    let mut out: Vec<TickLabel> = Vec::new();
+    let push = |text: String, (at, bx): ((i32, i32), BoxPx), out: &mut Vec<TickLabel>| {
+        let inside = bx.0 >= l as i32 && bx.2 < r as i32 && bx.1 >= t as i32 && bx.3 < b as i32;
+        let free = !keep_out.iter().chain(out.iter().map(|o| &o.bx)).any(|k| overlaps(*k, bx, 3));
+        if inside && free {
+            out.push(TickLabel { text, at, bx });
+        }
+    };
+    // Keep the top-right corner free for the north arrow, the bottom-left one for the x labels.
+    out.push(TickLabel { text: String::new(), at: (0, 0), bx: north_box(r, t) });
+    for (py, y) in ys {
+        if py < b - 20.0 {
+            let text = format!("y={}", fmt_num(y));
+            let place = text::label_place(l + 9.0, py, Anchor::MidLeft, &text, 1);
+            push(text, place, &mut out);
+        }
+    }
+    for (px, x) in xs {
+        let text = format!("x={}", fmt_num(x));
+        let place = text::label_place(px, b - 17.0, Anchor::TopCentre, &text, 1);
+        push(text, place, &mut out);
+    }
+    out.remove(0);
+    out
+}
+
+/// The box of the north arrow in the top-right corner of a map area.
+fn north_box(r: f32, t: f32) -> BoxPx {
+    (r as i32 - 30, t as i32 + 8, r as i32 - 10, t as i32 + 40)
+}
+
+/// Tick marks on all four edges, coordinate labels on the bottom and left edges (not over the
+/// boxes of `keep_out`), a north arrow in the top-right corner and the border.
+pub(crate) fn frame(pix: &mut Pixmap, vp: &Viewport, step: f64, keep_out: &[BoxPx]) {
+    let (l, t, r, b) = vp.rect_px();
+    let (xs, ys) = lines(vp, step);
     let mut pb = PathBuilder::new();
-    let mut xs = Vec::new();
-    let mut ys = Vec::new();
-    for x in multiples(x0, x1, step) {
-        let px = vp.px(acres_runtime::geom::Vec2::new(x, y0)).0.round() + 0.5;
+    for (px, _) in xs {
         pb.move_to(px, t);
         pb.line_to(px, t + 6.0);
         pb.move_to(px, b);
         pb.line_to(px, b - 6.0);
-        xs.push((px, x));
     }
-    for y in multiples(y0, y1, step) {
-        let py = vp.px(acres_runtime::geom::Vec2::new(x0, y)).1.round() + 0.5;
+    for (py, _) in ys {
         pb.move_to(l, py);
         pb.line_to(l + 6.0, py);
         pb.move_to(r, py);
         pb.line_to(r - 6.0, py);
-        ys.push((py, y));
     }
     stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.0, None));
-    let label_w = 48.0;
-    for (py, y) in ys {
-        if py > t + 8.0 && py < b - 22.0 {
-            text::label(pix, l + 9.0, py, Anchor::MidLeft, &format!("y={}", fmt_num(y)), 1, pal::INK);
-        }
+    for lab in tick_labels(vp, step, keep_out) {
+        text::light_box(pix, lab.bx);
+        text::draw(pix, lab.at.0, lab.at.1, &lab.text, 1, pal::INK);
     }
-    for (px, x) in xs {
-        let s = format!("x={}", fmt_num(x));
-        let half = text::width_px(&s, 1) as f32 / 2.0;
-        if px - half > l + label_w + 8.0 && px + half < r - 4.0 {
-            text::label(pix, px, b - 17.0, Anchor::TopCentre, &s, 1, pal::INK);
-        }
-    }
-    north_arrow(pix, r - 20.0, t + 10.0);
+    let nb = north_box(r, t);
+    north_arrow(pix, nb);
     let mut pb = PathBuilder::new();
     pb.move_to(l + 0.5, t + 0.5);
     pb.line_to(r - 0.5, t + 0.5);
@@ -93,16 +132,26 @@ pub(crate) fn frame(pix: &mut Pixmap, vp: &Viewport) {
     stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.0, None));
 }
 
-/// A north arrow with the letter N; (`x`, `y`) is the top of its box.
-fn north_arrow(pix: &mut Pixmap, x: f32, y: f32) {
-    fill_rect(pix, x - 10.0, y - 2.0, x + 10.0, y + 30.0, pal::BAND, 0.82);
+/// The boxes that a picture's frame covers with light boxes: every coordinate label it may draw
+/// and the north arrow.
+pub(crate) fn frame_boxes(vp: &Viewport) -> Vec<BoxPx> {
+    let (_, t, r, _) = vp.rect_px();
+    let mut out: Vec<BoxPx> = tick_labels(vp, grid_step_m(vp), &[]).into_iter().map(|l| l.bx).collect();
+    out.push(north_box(r, t));
+    out
+}
+
+/// A north arrow with the letter N in the box `nb`.
+fn north_arrow(pix: &mut Pixmap, nb: BoxPx) {
+    text::light_box(pix, nb);
+    let (x, y) = (nb.0 as f32 + 10.0, nb.1 as f32 + 2.0);
     text::draw(pix, x as i32 - 3, y as i32, "N", 1, pal::INK);
     let mut pb = PathBuilder::new();
     push_polygon(&mut pb, &[(x, y + 10.0), (x + 5.0, y + 20.0), (x, y + 17.0), (x - 5.0, y + 20.0)]);
     fill_with(pix, pb, pal::INK, 1.0);
     let mut pb = PathBuilder::new();
     pb.move_to(x, y + 17.0);
-    pb.line_to(x, y + 27.0);
+    pb.line_to(x, y + 28.0);
     stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.5, None));
 }
 
@@ -239,12 +288,15 @@ pub(crate) fn band(pix: &mut Pixmap, vp: &Viewport, head: &str, view: &str) {
     let mpp = format!("{} m/px", fmt_num(vp.m_per_px));
     let mpp_x = bar_left as i32 - 14 - text::width_px(&mpp, 1);
     text::draw(pix, mpp_x, 9, &mpp, 1, pal::MUTED);
-    text::draw(pix, 6, 4, head, 2, pal::INK);
-    let x = 6 + text::width_px(head, 2) + 16;
-    if x + text::width_px(view, 2) <= mpp_x - 10 {
+    // The title never runs into the scale: the view drops to 1x, then both are shortened.
+    let room = |x: i32, scale: i32| ((mpp_x - 10 - x).max(0) / (text::GLYPH_PX * scale)) as usize;
+    let head = text::fit(head, room(6, 2));
+    text::draw(pix, 6, 4, &head, 2, pal::INK);
+    let x = 6 + text::width_px(&head, 2) + 12;
+    if text::width_px(view, 2) <= mpp_x - 10 - x {
         text::draw(pix, x, 4, view, 2, pal::ROUTE);
     } else {
-        text::draw(pix, x, 8, view, 1, pal::ROUTE);
+        text::draw(pix, x, 8, &text::fit(view, room(x, 1)), 1, pal::ROUTE);
     }
     legend(pix, 6.0, 26.0, w - 4.0);
 }

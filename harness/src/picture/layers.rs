@@ -3,13 +3,13 @@
 //! the highlighted place.
 //!
 //! Small things keep a minimum size in pixels so that they stay visible at map scale: the vehicle
-//! is at least 12 px long, a blocked cell at least 3 px, a return 2 px.
+//! is at least 16 px long, a blocked cell at least 3 px, a return 2 px.
 
 use acres_runtime::geom::{Obb, Pose, Vec2};
 use tiny_skia::{PathBuilder, Pixmap};
 
 use super::canvas::{self, fill_with, palette as pal, push_polygon, push_polyline, stroke, stroke_with};
-use super::text::{self, Anchor};
+use super::text::{self, Anchor, BoxPx};
 use super::view::{centroid, clip_polygon, Viewport};
 use super::Scene;
 
@@ -107,8 +107,8 @@ pub(crate) fn nodes(pix: &mut Pixmap, vp: &Viewport, scene: &Scene) {
     }
 }
 
-/// Home: a house symbol and the letter H.
-pub(crate) fn home(pix: &mut Pixmap, vp: &Viewport, scene: &Scene) {
+/// Home: a house symbol and the letter H; returns the box they cover.
+pub(crate) fn home(pix: &mut Pixmap, vp: &Viewport, scene: &Scene) -> BoxPx {
     let (x, y) = vp.px(scene.map.home());
     let mut pb = PathBuilder::new();
     push_polygon(
@@ -118,7 +118,8 @@ pub(crate) fn home(pix: &mut Pixmap, vp: &Viewport, scene: &Scene) {
     fill_with(pix, pb.clone(), pal::HOME, 1.0);
     stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.0, None));
     canvas::fill_rect(pix, x - 1.5, y + 1.0, x + 1.5, y + 6.0, pal::BAND, 1.0);
-    text::label(pix, x + 10.0, y, Anchor::MidLeft, "H", 1, pal::HOME);
+    let bx = text::label(pix, x + 10.0, y, Anchor::MidLeft, "H", 1, pal::HOME);
+    (x as i32 - 8, y as i32 - 9, bx.2, y as i32 + 8)
 }
 
 /// The accepted plan (orange dashes), the route (blue) and the driven path (dark line).
@@ -170,7 +171,12 @@ fn box_px(vp: &Viewport, b: &Obb, min_len: f32, min_wid: f32) -> [(f32, f32); 4]
     // Image y points south, so the heading (c, s) in the map is (c, -s) in the image.
     let (fx, fy) = (c * len / 2.0, -s * len / 2.0);
     let (lx, ly) = (-s * wid / 2.0, -c * wid / 2.0);
-    [(cx + fx + lx, cy + fy + ly), (cx - fx + lx, cy - fy + ly), (cx - fx - lx, cy - fy - ly), (cx + fx - lx, cy + fy - ly)]
+    [
+        (cx + fx + lx, cy + fy + ly),
+        (cx - fx + lx, cy - fy + ly),
+        (cx - fx - lx, cy - fy - ly),
+        (cx + fx - lx, cy + fy - ly),
+    ]
 }
 
 /// Sensed objects as purple boxes.
@@ -223,12 +229,14 @@ pub(crate) fn labels(pix: &mut Pixmap, vp: &Viewport, scene: &Scene) {
     }
 }
 
-/// The vehicle: an oriented 5.0 × 2.4 m box (at least 12 × 6 px) with a black nose.
-pub(crate) fn vehicle(pix: &mut Pixmap, vp: &Viewport, pose: &Pose) {
+/// The vehicle: an oriented 5.0 × 2.4 m box (at least 16 × 8 px) with a black nose and a white
+/// halo; returns the box it covers.
+pub(crate) fn vehicle(pix: &mut Pixmap, vp: &Viewport, pose: &Pose) -> BoxPx {
     let body = Obb { center: pose.pos(), yaw: pose.yaw, half_length_m: 2.5, half_width_m: 1.2 };
-    let c = box_px(vp, &body, 12.0, 6.0);
+    let c = box_px(vp, &body, 16.0, 8.0);
     let mut pb = PathBuilder::new();
     push_polygon(&mut pb, &c);
+    stroke_with(pix, pb.clone(), pal::BAND, 0.9, &stroke(5.0, None));
     fill_with(pix, pb.clone(), pal::VEHICLE, 1.0);
     stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.4, None));
     // The nose: a triangle over the front third, its tip at the middle of the front edge.
@@ -238,10 +246,15 @@ pub(crate) fn vehicle(pix: &mut Pixmap, vp: &Viewport, pose: &Pose) {
     let mut pb = PathBuilder::new();
     push_polygon(&mut pb, &[tip, mid(bl, br, 0.2), mid(bl, br, 0.8)]);
     fill_with(pix, pb, pal::INK, 1.0);
+    let xs = c.iter().map(|p| p.0);
+    let ys = c.iter().map(|p| p.1);
+    let (l, r) = (xs.clone().fold(f32::MAX, f32::min), xs.fold(f32::MIN, f32::max));
+    let (t, b) = (ys.clone().fold(f32::MAX, f32::min), ys.fold(f32::MIN, f32::max));
+    (l as i32 - 3, t as i32 - 3, r as i32 + 3, b as i32 + 3)
 }
 
-/// The highlighted place: a red ring with a cross and its text.
-pub(crate) fn highlight(pix: &mut Pixmap, vp: &Viewport, place: Vec2, what: &str) {
+/// The highlighted place: a red ring with a cross and its text; returns the ring's box.
+pub(crate) fn highlight(pix: &mut Pixmap, vp: &Viewport, place: Vec2, what: &str) -> BoxPx {
     let (x, y) = vp.px(place);
     let r = vp.len_px(4.0).max(11.0);
     let mut pb = PathBuilder::new();
@@ -263,4 +276,6 @@ pub(crate) fn highlight(pix: &mut Pixmap, vp: &Viewport, place: Vec2, what: &str
             text::label(pix, x - r - 6.0 - w, y, Anchor::MidLeft, what, 1, pal::HIGHLIGHT);
         }
     }
+    let (l, t) = ((x - r) as i32 - 3, (y - r) as i32 - 3);
+    (l, t, (x + r) as i32 + 3, (y + r) as i32 + 3)
 }

@@ -13,7 +13,8 @@
 //! lane nodes, home (a house and `H`), the accepted plan (orange dashes), the running skill's
 //! route (blue), the driven path (dark line), LiDAR returns (magenta dots), blocked places (red
 //! squares), sensed objects (purple boxes with their kind), the vehicle (a yellow 5.0 × 2.4 m
-//! box with a black nose, at least 12 px long) and a highlighted place (a red ring with a text).
+//! box with a black nose and a white halo, at least 16 px long) and a highlighted place (a red
+//! ring with a text).
 //!
 //! # Views
 //!
@@ -286,17 +287,17 @@ pub fn draw(scene: &Scene) -> Raster {
     layers::corridor(&mut pix, &vp, scene);
     layers::fields(&mut pix, &vp, scene);
     layers::nodes(&mut pix, &vp, scene);
-    layers::home(&mut pix, &vp, scene);
+    let mut keep_out = vec![layers::home(&mut pix, &vp, scene)];
     layers::paths(&mut pix, &vp, scene);
     layers::sensed(&mut pix, &vp, scene);
     layers::objects(&mut pix, &vp, scene);
     layers::labels(&mut pix, &vp, scene);
-    layers::vehicle(&mut pix, &vp, &scene.vehicle);
+    keep_out.push(layers::vehicle(&mut pix, &vp, &scene.vehicle));
     if let Some((place, what)) = &scene.highlight {
-        layers::highlight(&mut pix, &vp, *place, what);
+        keep_out.push(layers::highlight(&mut pix, &vp, *place, what));
     }
-    frame::frame(&mut pix, &vp);
-    let head = format!("{}  t={:.1} s", scene.frame_id, scene.t_s);
+    frame::frame(&mut pix, &vp, frame::grid_step_m(&vp), &keep_out);
+    let head = format!("{} t={:.1} s", scene.frame_id, scene.t_s);
     frame::band(&mut pix, &vp, &head, &wanted.title);
     let [x0, y0, x1, y1] = vp.view_box();
     let texts = [

@@ -20,7 +20,10 @@ fn busy_scene(map: &Map, view: View) -> Scene<'_> {
     s.fields_in_play = vec!["F51".into(), "F53".into(), "F55".into()];
     s.scouted = vec!["F51".into()];
     s.route = vec![Vec2::new(200.0, 0.0), Vec2::new(420.0, 0.0), Vec2::new(420.0, 30.0)];
-    s.plan = vec![vec![Vec2::new(0.0, 0.0), Vec2::new(420.0, 0.0)], vec![Vec2::new(420.0, 0.0), Vec2::new(680.0, 0.0)]];
+    s.plan = vec![
+        vec![Vec2::new(0.0, 0.0), Vec2::new(420.0, 0.0)],
+        vec![Vec2::new(420.0, 0.0), Vec2::new(680.0, 0.0)],
+    ];
     s.driven = (0..200).map(|k| Vec2::new(k as f64, 0.3 * (k as f64 * 0.1).sin())).collect();
     s.vehicle = Pose { x: 200.0, y: 0.0, yaw: 0.0 };
     s.site = Some(Vec2::new(300.0, 0.0));

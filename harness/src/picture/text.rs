@@ -29,6 +29,17 @@ pub(crate) fn width_px(text: &str, scale: i32) -> i32 {
     text.chars().count() as i32 * GLYPH_PX * scale
 }
 
+/// Shortens `s` to at most `n` characters, with `~` at the end when cut.
+pub(crate) fn fit(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n.saturating_sub(1)).collect();
+        t.push('~');
+        t
+    }
+}
+
 /// Draws `text` with its top-left corner at (`x`, `y`); pixels off the image are skipped.
 pub(crate) fn draw(pix: &mut Pixmap, x: i32, y: i32, text: &str, scale: i32, color: Rgb) {
     let (w, h) = (pix.width() as i32, pix.height() as i32);
@@ -67,17 +78,16 @@ pub(crate) fn draw(pix: &mut Pixmap, x: i32, y: i32, text: &str, scale: i32, col
     }
 }
 
-/// Draws `text` on a light box so that it stays legible over the map; returns the box as
-/// `(left, top, right, bottom)`, px.
-pub(crate) fn label(
-    pix: &mut Pixmap,
-    x: f32,
-    y: f32,
-    anchor: Anchor,
-    text: &str,
-    scale: i32,
-    color: Rgb,
-) -> (i32, i32, i32, i32) {
+/// A box `(left, top, right, bottom)` in pixels, edges included.
+pub(crate) type BoxPx = (i32, i32, i32, i32);
+
+/// True when two boxes share a pixel, or come closer than `gap` px.
+pub(crate) fn overlaps(a: BoxPx, b: BoxPx, gap: i32) -> bool {
+    a.0 <= b.2 + gap && b.0 <= a.2 + gap && a.1 <= b.3 + gap && b.1 <= a.3 + gap
+}
+
+/// Where [`label`] puts the text's top-left corner and its light box.
+pub(crate) fn label_place(x: f32, y: f32, anchor: Anchor, text: &str, scale: i32) -> ((i32, i32), BoxPx) {
     let (tw, th) = (width_px(text, scale), GLYPH_PX * scale);
     let (x, y) = (x.round() as i32, y.round() as i32);
     let (left, top) = match anchor {
@@ -87,10 +97,28 @@ pub(crate) fn label(
         Anchor::TopCentre => (x - tw / 2, y),
     };
     let pad = scale + 1;
-    let bx = (left - pad, top - pad, left + tw + pad - 1, top + th + pad - 1);
-    if let Some(r) = Rect::from_ltrb(bx.0 as f32, bx.1 as f32, bx.2 as f32, bx.3 as f32) {
+    ((left, top), (left - pad, top - pad, left + tw + pad - 1, top + th + pad - 1))
+}
+
+/// Fills a box with the light colour of labels.
+pub(crate) fn light_box(pix: &mut Pixmap, b: BoxPx) {
+    if let Some(r) = Rect::from_ltrb(b.0 as f32, b.1 as f32, (b.2 + 1) as f32, (b.3 + 1) as f32) {
         pix.fill_rect(r, &paint([255, 255, 255], 0.82), Transform::identity(), None);
     }
+}
+
+/// Draws `text` on a light box so that it stays legible over the map; returns the box.
+pub(crate) fn label(
+    pix: &mut Pixmap,
+    x: f32,
+    y: f32,
+    anchor: Anchor,
+    text: &str,
+    scale: i32,
+    color: Rgb,
+) -> BoxPx {
+    let ((left, top), bx) = label_place(x, y, anchor, text, scale);
+    light_box(pix, bx);
     draw(pix, left, top, text, scale, color);
     bx
 }

@@ -51,8 +51,10 @@ impl Viewport {
 
     /// `[min_x, min_y, max_x, max_y]` of the shown area, m.
     pub fn view_box(&self) -> [f64; 4] {
+        // Rounded to micrometres so that 0.4 m/px gives 3.2, not 3.2000000000000455.
+        let tidy = |v: f64| (v * 1e6).round() / 1e6;
         let span = self.span_m();
-        [self.min_x, self.max_y - span, self.min_x + span, self.max_y]
+        [tidy(self.min_x), tidy(self.max_y - span), tidy(self.min_x + span), tidy(self.max_y)]
     }
 
     /// The image rectangle of the area: `(left, top, right, bottom)`, px.
@@ -102,11 +104,8 @@ pub(crate) fn resolve(scene: &Scene) -> Result<Wanted, PictureError> {
     };
     match region {
         Region::Field(id) => {
-            let field = scene
-                .map
-                .fields
-                .get(id)
-                .ok_or_else(|| PictureError::UnknownField { field: id.clone() })?;
+            let field =
+                scene.map.fields.get(id).ok_or_else(|| PictureError::UnknownField { field: id.clone() })?;
             let (mut lo, mut hi) = (field.polygon[0], field.polygon[0]);
             for p in &field.polygon {
                 lo = Vec2::new(lo.x.min(p.x), lo.y.min(p.y));

@@ -23,6 +23,7 @@
 //!
 //! # Layout
 //!
+//! - [`calls`]: the rows of model calls and tool calls (re-exported by [`rows`]).
 //! - [`kinds`]: the closed sets of words (mode, profile, wake reason, stop, view, ...).
 //! - [`rows`]: the row types, one encode ([`Row::encode`]) and one decode ([`Row::decode`]).
 //! - [`writer`]: [`RunWriter`], which writes rows and frames, flushing each line at once and
@@ -30,9 +31,10 @@
 //! - [`validate`]: [`validate_folder`] and [`validate_tree`], the checks of the contract.
 //! - [`score`]: the [`Score`] of a run, [`load_scores`], [`format_table`] and [`to_json`].
 //!
-//! **Invariant:** a killed run leaves a folder whose rows all decode; it validates as
-//! `Incomplete`, never as `Invalid`, unless a frame was written without its row.
+//! **Invariant:** a run killed between two writes leaves a folder that validates as
+//! `Incomplete`, never as `Invalid` (whole lines only; a frame file may precede its row).
 
+pub mod calls;
 pub mod kinds;
 pub mod rows;
 pub mod score;

@@ -18,15 +18,23 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-pub use super::kinds::{BlockKind, Mode, PlanSource, Profile, ReasoningLogged, Stop, View, WakeReason, World};
+pub use super::calls::{
+    Block, ModelErrorRow, ModelReplyRow, ModelRetryRow, ModelSendRow, ModelWaitRow, ToolCall, ToolRow, Usage,
+};
+pub use super::kinds::{
+    BlockKind, Mode, PlanSource, Profile, ReasoningLogged, Stop, View, WakeReason, World,
+};
 pub use super::score::Score;
 
 /// Decodes a nullable field that must be present: `null` is `None`, a missing key is an error.
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+pub(crate) fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     Option::<T>::deserialize(d)
 }
 
 /// One line of `run.jsonl`.
+// The run and end rows are large, and rare; rows are built, written and dropped, so boxing them
+// would only make them clumsier to build.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Row {
@@ -287,161 +295,6 @@ pub struct WakeRow {
     /// The map picture of the wake-up, or null.
     #[serde(deserialize_with = "nullable")]
     pub frame: Option<String>,
-}
-
-/// One block sent to a model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Block {
-    /// The kind of block.
-    pub kind: BlockKind,
-    /// The text (text and tool_result blocks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// The frame (image blocks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame: Option<String>,
-    /// The tool call answered (tool_result blocks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-}
-
-/// The new blocks of one model call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelSendRow {
-    /// Mission time, s.
-    pub t: f64,
-    /// Wall time, UNIX seconds.
-    pub wall: f64,
-    /// The call number, from 1.
-    pub call: u64,
-    /// The wake-up of the call.
-    pub wake: u64,
-    /// The blocks sent (only the new ones).
-    pub blocks: Vec<Block>,
-}
-
-/// One tool call asked by a model.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolCall {
-    /// The call id of the provider.
-    pub id: String,
-    /// The tool name.
-    pub name: String,
-    /// The arguments as JSON.
-    pub arguments: Value,
-}
-
-/// The token counts of one reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Usage {
-    /// Input tokens, not cached.
-    pub input_tokens: u64,
-    /// Output tokens, reasoning included.
-    pub output_tokens: u64,
-    /// Input tokens read from the cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the cache.
-    pub cache_write_tokens: u64,
-}
-
-/// The reply of one model call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelReplyRow {
-    /// Mission time, s: the request time plus the latency.
-    pub t: f64,
-    /// Wall time, UNIX seconds.
-    pub wall: f64,
-    /// The call number.
-    pub call: u64,
-    /// The time of the call, s (charged on the mission clock).
-    pub latency_s: f64,
-    /// Why the reply stopped.
-    pub stop: Stop,
-    /// The answer text.
-    pub text: String,
-    /// The reasoning text, apart from the answer, or null.
-    #[serde(deserialize_with = "nullable")]
-    pub reasoning: Option<String>,
-    /// The tool calls.
-    pub tool_calls: Vec<ToolCall>,
-    /// The token counts.
-    pub usage: Usage,
-}
-
-/// A model call that gave no reply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelErrorRow {
-    /// Mission time, s.
-    pub t: f64,
-    /// Wall time, UNIX seconds.
-    pub wall: f64,
-    /// The call number.
-    pub call: u64,
-    /// What went wrong.
-    pub error: String,
-    /// The time of the call, s.
-    pub latency_s: f64,
-}
-
-/// A new try of a model call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelRetryRow {
-    /// Mission time, s (the world is held).
-    pub t: f64,
-    /// Wall time, UNIX seconds.
-    pub wall: f64,
-    /// The call number.
-    pub call: u64,
-    /// The number of the new try, from 2.
-    #[serde(rename = "try")]
-    pub try_n: u32,
-    /// The wait before the try, s.
-    pub wait_s: f64,
-    /// Why: 429, timeout, connection, status.
-    pub cause: String,
-}
-
-/// A wait before a model call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModelWaitRow {
-    /// Mission time, s (the world is held).
-    pub t: f64,
-    /// Wall time, UNIX seconds.
-    pub wall: f64,
-    /// The wait, s.
-    pub wait_s: f64,
-    /// Why (for example `calls_per_minute`).
-    pub cause: String,
-}
-
-/// One tool call and its result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToolRow {
-    /// Mission time, s.
-    pub t: f64,
-    /// Wall time, UNIX seconds.
-    pub wall: f64,
-    /// The wake-up of the call.
-    pub wake: u64,
-    /// The call id of the model reply.
-    pub call_id: String,
-    /// The tool name.
-    pub name: String,
-    /// The arguments as JSON.
-    pub arguments: Value,
-    /// The result object.
-    pub result: Map<String, Value>,
-    /// Whether the result is an error result.
-    pub error: bool,
 }
 
 /// One picture in `frames/`.

@@ -94,8 +94,12 @@ pub fn load_scores(path: &Path) -> Vec<ScoreLine> {
         .filter_map(|folder| {
             let relative = folder.strip_prefix(path).ok().filter(|r| !r.as_os_str().is_empty());
             let name = match relative {
-                Some(r) => r.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/"),
-                None => folder.file_name().map_or_else(|| folder.display().to_string(), |n| n.to_string_lossy().into()),
+                Some(r) => {
+                    r.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+                }
+                None => folder
+                    .file_name()
+                    .map_or_else(|| folder.display().to_string(), |n| n.to_string_lossy().into()),
             };
             load_one(&folder, name)
         })
@@ -120,7 +124,8 @@ fn load_one(folder: &Path, name: String) -> Option<ScoreLine> {
             Row::ModelError(_) => partial.model_errors += 1,
             Row::ModelReply(reply) => {
                 let u = reply.usage;
-                partial.tokens += u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+                partial.tokens +=
+                    u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
             }
             _ => {}
         }
@@ -130,7 +135,14 @@ fn load_one(folder: &Path, name: String) -> Option<ScoreLine> {
         Some(Row::End(end)) => end.score,
         _ => partial,
     };
-    Some(ScoreLine { folder: name, scenario: run.scenario, mode: run.mode, model: run.model, profile: run.profile, score })
+    Some(ScoreLine {
+        folder: name,
+        scenario: run.scenario,
+        mode: run.mode,
+        model: run.model,
+        profile: run.profile,
+        score,
+    })
 }
 
 /// The headers of the score table, in column order.

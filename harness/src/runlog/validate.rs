@@ -3,7 +3,7 @@
 //! [`validate_folder`] reads `run.jsonl` line by line and checks:
 //!
 //! - each line is one JSON object that decodes as a [`Row`] (at most
-//!   [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES)); a line cut in the middle is a problem;
+//!   [`MAX_LINE_BYTES`]); a line cut in the middle is a problem;
 //! - the first row is `run` with the schema [`SCHEMA`], and there is only one;
 //! - `t` and `wall` never decrease;
 //! - `pose` rows at t = 0, 0.5, 1.0, ... with no gap or duplicate (tolerance 1e-6), no jump
@@ -208,7 +208,11 @@ impl Checker {
     }
 
     fn problem(&mut self, line: usize, message: impl Into<String>) {
-        self.problems.push(Problem { file: self.run_file.clone(), line: Some(line), message: message.into() });
+        self.problems.push(Problem {
+            file: self.run_file.clone(),
+            line: Some(line),
+            message: message.into(),
+        });
     }
 
     /// Reads one line; `cut` when it is the last line and has no newline.
@@ -270,7 +274,8 @@ impl Checker {
             }
             Row::Tool(tool) => {
                 if tool.wake != self.wake {
-                    let message = format!("tool of wake {}, but the current wake-up is {}", tool.wake, self.wake);
+                    let message =
+                        format!("tool of wake {}, but the current wake-up is {}", tool.wake, self.wake);
                     self.problem(n, message);
                 }
             }
@@ -343,7 +348,8 @@ impl Checker {
             self.problem(n, format!("model_send call {}, expected call {}", send.call, self.last_call + 1));
         }
         if send.wake != self.wake {
-            let message = format!("model_send of wake {}, but the current wake-up is {}", send.wake, self.wake);
+            let message =
+                format!("model_send of wake {}, but the current wake-up is {}", send.wake, self.wake);
             self.problem(n, message);
         }
         for (i, block) in send.blocks.iter().enumerate() {
@@ -396,9 +402,13 @@ impl Checker {
             self.problem(n, format!("score.end {:?} differs from end {:?}", end.score.end, end.end));
         }
         if end.score.success != end.success {
-            self.problem(n, format!("score.success {} differs from success {}", end.score.success, end.success));
+            self.problem(
+                n,
+                format!("score.success {} differs from success {}", end.score.success, end.success),
+            );
         }
-        let false_checks: BTreeSet<&String> = end.checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k).collect();
+        let false_checks: BTreeSet<&String> =
+            end.checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k).collect();
         let failed: BTreeSet<&String> = end.failed.iter().collect();
         if false_checks != failed {
             self.problem(n, format!("failed {failed:?} is not the false checks {false_checks:?}"));
@@ -417,7 +427,8 @@ impl Checker {
     /// The checks after the last line: frame files, frame references, the end row.
     fn finish(mut self, lines: usize) -> FolderReport {
         if lines == 0 {
-            let problem = Problem { file: self.run_file.clone(), line: None, message: "empty: no run row".into() };
+            let problem =
+                Problem { file: self.run_file.clone(), line: None, message: "empty: no run row".into() };
             self.problems.push(problem);
         }
         self.frame_files();
@@ -447,7 +458,9 @@ impl Checker {
             let path = self.folder.join(file);
             let problem = match png_size(&path) {
                 Ok((FRAME_WIDTH_PX, FRAME_HEIGHT_PX)) => None,
-                Ok((w, h)) => Some(format!("frame {id}: {w} x {h} px, expected {FRAME_WIDTH_PX} x {FRAME_HEIGHT_PX}")),
+                Ok((w, h)) => {
+                    Some(format!("frame {id}: {w} x {h} px, expected {FRAME_WIDTH_PX} x {FRAME_HEIGHT_PX}"))
+                }
                 Err(e) => Some(format!("frame {id}: {e}")),
             };
             if let Some(message) = problem {
@@ -474,7 +487,8 @@ impl Checker {
 /// The width and height of a PNG file from its header.
 fn png_size(path: &Path) -> Result<(u32, u32), String> {
     let file = fs::File::open(path).map_err(|e| format!("cannot open the file: {e}"))?;
-    let reader = png::Decoder::new(BufReader::new(file)).read_info().map_err(|e| format!("not a PNG: {e}"))?;
+    let reader =
+        png::Decoder::new(BufReader::new(file)).read_info().map_err(|e| format!("not a PNG: {e}"))?;
     let info = reader.info();
     Ok((info.width, info.height))
 }

@@ -46,7 +46,9 @@ impl Secrets {
 
     /// The secrets of the process environment now.
     pub fn from_env() -> Self {
-        Self::from_vars(std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))))
+        Self::from_vars(
+            std::env::vars_os().filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        )
     }
 
     /// The secrets among `(name, value)` pairs: a name containing KEY, TOKEN, SECRET or PASSWORD
@@ -152,19 +154,30 @@ impl RunWriter {
 
     /// As [`RunWriter::create`], with the given secrets instead of those of the environment.
     pub fn create_with_secrets(out: &Path, folder_name: &str, secrets: Secrets) -> io::Result<RunWriter> {
-        if folder_name.is_empty() || folder_name.contains(['/', '\\']) || folder_name == "." || folder_name == ".." {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad run folder name {folder_name:?}")));
+        if folder_name.is_empty()
+            || folder_name.contains(['/', '\\'])
+            || folder_name == "."
+            || folder_name == ".."
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("bad run folder name {folder_name:?}"),
+            ));
         }
         let folder = out.join(folder_name);
         fs::create_dir_all(folder.join(FRAMES_DIR))?;
         // create_new: never append to, or truncate, the rows of another run.
-        let file = OpenOptions::new().write(true).create_new(true).open(folder.join(RUN_FILE)).map_err(|e| {
-            if e.kind() == io::ErrorKind::AlreadyExists {
-                io::Error::new(e.kind(), format!("{} exists: remove the old run first", folder.join(RUN_FILE).display()))
-            } else {
-                e
-            }
-        })?;
+        let file =
+            OpenOptions::new().write(true).create_new(true).open(folder.join(RUN_FILE)).map_err(|e| {
+                if e.kind() == io::ErrorKind::AlreadyExists {
+                    io::Error::new(
+                        e.kind(),
+                        format!("{} exists: remove the old run first", folder.join(RUN_FILE).display()),
+                    )
+                } else {
+                    e
+                }
+            })?;
         Ok(RunWriter { folder, file, secrets, rows: 0 })
     }
 
@@ -188,11 +201,12 @@ impl RunWriter {
     }
 
     /// Writes one row as one line, at once. A row longer than
-    /// [`MAX_LINE_BYTES`](super::MAX_LINE_BYTES) is refused with `InvalidData`.
+    /// [`MAX_LINE_BYTES`] is refused with `InvalidData`.
     pub fn write(&mut self, row: &Row) -> io::Result<()> {
         let mut line = self.secrets.encode(row);
         if line.len() > MAX_LINE_BYTES {
-            let message = format!("a {} row of {} bytes, above {MAX_LINE_BYTES}", row.type_name(), line.len());
+            let message =
+                format!("a {} row of {} bytes, above {MAX_LINE_BYTES}", row.type_name(), line.len());
             return Err(io::Error::new(io::ErrorKind::InvalidData, message));
         }
         line.push('\n');
@@ -212,5 +226,33 @@ impl RunWriter {
         let mut out = OpenOptions::new().write(true).create_new(true).open(self.folder.join(&file))?;
         out.write_all(png)?;
         Ok(file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runlog::rows::RequestRow;
+
+    #[test]
+    fn secrets_with_json_escapes_and_longer_secrets_go() {
+        let secrets = Secrets::from_values(["ab\"c\\def".to_string(), "abcdef".into(), "abcdefgh".into()]);
+        let text = "x ab\"c\\def y abcdefgh z abcdef".to_string();
+        let line = secrets.encode(&Row::Request(RequestRow { t: 0.0, wall: 0.0, text }));
+        assert_eq!(
+            Row::decode(&line).unwrap(),
+            Row::Request(RequestRow {
+                t: 0.0,
+                wall: 0.0,
+                text: "x [redacted] y [redacted] z [redacted]".into()
+            })
+        );
+    }
+
+    #[test]
+    fn short_and_plain_variables_are_not_secret() {
+        let secrets =
+            Secrets::from_vars([("api_key", "12345"), ("HOME", "/root/home"), ("db_password", "hunter22")]);
+        assert_eq!(secrets, Secrets::from_values(["hunter22".to_string()]));
     }
 }

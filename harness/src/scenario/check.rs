@@ -10,7 +10,7 @@ use acres_core::objects::{Place, PlaceError};
 use acres_runtime::{LaneGraph, Map, Vec2};
 
 use super::file::{EventFile, EventType, PlaceFile, ScenarioFile};
-use super::types::{Event, EventKind, Limits, Start, Success, When};
+use super::types::{Event, EventKind, Limits, Obj, Start, Success, When};
 use super::Scenario;
 
 /// A fault: the JSON path and the message.
@@ -190,12 +190,12 @@ fn type_keys(t: EventType) -> &'static str {
     }
 }
 
-fn events(files: &[EventFile], map: &Map) -> Result<Vec<Event>, Fault> {
+fn events(files: &[Obj<EventFile>], map: &Map) -> Result<Vec<Event>, Fault> {
     let graph = LaneGraph::new(map);
     let mut out = Vec::with_capacity(files.len());
     // Object id -> (event index, when) of its object_add.
     let mut added: BTreeMap<u32, (usize, When)> = BTreeMap::new();
-    for (i, e) in files.iter().enumerate() {
+    for (i, Obj(e)) in files.iter().enumerate() {
         let at = |k: &str| format!("events[{i}].{k}");
         let when = match (e.t, e.after_seen) {
             (Some(_), Some(_)) => {

@@ -9,8 +9,8 @@ use acres_core::objects::{ObjectKind, Place, PlaceLeg};
 use acres_runtime::Condition;
 
 use super::types::{
-    de_choice, present, some_choice, Choice, Event, EventKind, Limits, Operator, Recovery, ServerOptions,
-    Start, Success, When,
+    de_choice, object, object_present, present, some_choice, Choice, Event, EventKind, Limits, Obj, Operator,
+    Recovery, ServerOptions, Start, Success, When,
 };
 
 /// The default of `map`.
@@ -46,19 +46,20 @@ pub(crate) struct ScenarioFile {
     #[serde(default)]
     pub fuel_limit_mj: Option<f64>,
     #[serde(default)]
-    pub events: Vec<EventFile>,
-    #[serde(default, deserialize_with = "present")]
+    pub events: Vec<Obj<EventFile>>,
+    #[serde(default, deserialize_with = "object_present")]
     pub operator: Option<Operator>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object")]
     pub limits: Limits,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object")]
     pub server: ServerOptions,
     #[serde(default)]
     pub skills: Vec<String>,
     #[serde(default = "default_local_planner")]
     pub local_planner: String,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object")]
     pub recovery: Recovery,
+    #[serde(deserialize_with = "object")]
     pub success: Success,
 }
 
@@ -100,7 +101,7 @@ pub(crate) struct EventFile {
     pub delay_s: Option<f64>,
     #[serde(rename = "type", deserialize_with = "de_choice")]
     pub kind: EventType,
-    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    #[serde(default, deserialize_with = "object_present", skip_serializing_if = "Option::is_none")]
     pub object: Option<ObjectFile>,
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub id: Option<u32>,
@@ -121,6 +122,7 @@ pub(crate) struct ObjectFile {
     pub id: u32,
     #[serde(deserialize_with = "de_choice")]
     pub kind: ObjectKind,
+    #[serde(deserialize_with = "object")]
     pub place: PlaceFile,
 }
 

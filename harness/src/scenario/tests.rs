@@ -24,7 +24,10 @@ fn parse_str(text: &str) -> Result<Scenario, ScenarioError> {
 fn error_with(key: &str, value: &str) -> String {
     let mut v: serde_json::Value = serde_json::from_str(MINIMAL).unwrap();
     v[key] = serde_json::from_str(value).unwrap();
-    parse_str(&v.to_string()).unwrap_err().to_string()
+    match parse_str(&v.to_string()) {
+        Ok(_) => panic!("{key} = {value} was accepted"),
+        Err(e) => e.to_string(),
+    }
 }
 
 #[test]
@@ -143,7 +146,7 @@ fn syntax_errors_give_line_and_column() {
     let err = parse_str("{\n  \"schema\": \"acres-harness-scenario-1\",\n}").unwrap_err().to_string();
     assert_eq!(err, "x.json: at $: invalid JSON: trailing comma at line 3 column 1");
     let err = parse_str(&format!("{MINIMAL} []")).unwrap_err().to_string();
-    assert_eq!(err, "x.json: at $: invalid JSON: trailing characters at line 2 column 81");
+    assert_eq!(err, "x.json: at $: invalid JSON: trailing characters at line 2 column 84");
     let err = parse_str("[]").unwrap_err().to_string();
     assert_eq!(err, "x.json: at $: a scenario is a JSON object, found an array");
 }
@@ -192,7 +195,7 @@ fn load_all_refuses_a_duplicate_id_and_an_empty_folder() {
     std::fs::write(dir.join("a.json"), MINIMAL).unwrap();
     std::fs::write(dir.join("b.json"), MINIMAL).unwrap();
     std::fs::write(dir.join("notes.txt"), "not a scenario").unwrap();
-    let err = load_all(&[dir.clone()], &maps()).unwrap_err().to_string();
+    let err = load_all(std::slice::from_ref(&dir), &maps()).unwrap_err().to_string();
     assert_eq!(
         err,
         format!(
@@ -202,9 +205,9 @@ fn load_all_refuses_a_duplicate_id_and_an_empty_folder() {
         )
     );
     std::fs::remove_file(dir.join("a.json")).unwrap();
-    assert_eq!(load_all(&[dir.clone()], &maps()).unwrap().len(), 1);
+    assert_eq!(load_all(std::slice::from_ref(&dir), &maps()).unwrap().len(), 1);
     std::fs::remove_file(dir.join("b.json")).unwrap();
-    let err = load_all(&[dir.clone()], &maps()).unwrap_err().to_string();
+    let err = load_all(std::slice::from_ref(&dir), &maps()).unwrap_err().to_string();
     assert_eq!(err, format!("{}: at $: the folder holds no scenario files (*.json)", dir.display()));
     std::fs::remove_dir_all(&dir).unwrap();
     let err = load(Path::new("/nonexistent/x.json"), &maps()).unwrap_err().to_string();

@@ -370,3 +370,36 @@ pub(crate) fn some_choice<'de, D: Deserializer<'de>, T: Choice>(d: D) -> Result<
 pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
 }
+
+/// Reads a struct from a JSON object only. serde's derived structs also accept an array of
+/// the field values in order; the format does not.
+pub(crate) fn object<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    struct ObjectVisitor<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+}
+
+/// [`object`] for an optional key that, when present, must hold an object.
+pub(crate) fn object_present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    object(d).map(Some)
+}
+
+/// A struct read with [`object`], for the elements of a list.
+#[derive(Debug)]
+pub(crate) struct Obj<T>(pub T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        object(d).map(Obj)
+    }
+}

@@ -35,7 +35,7 @@ pub const OBJECT_INTENSITY: f32 = 0.8;
 pub struct LidarConfig {
     /// Number of rings (default 16).
     pub rings: usize,
-    /// Elevation of the lowest ring, degrees (default -15).
+    /// Elevation of the lowest ring, degrees (default -15); at most `max_elevation_deg`.
     pub min_elevation_deg: f64,
     /// Elevation of the highest ring, degrees (default +15); rings are evenly spaced.
     pub max_elevation_deg: f64,
@@ -126,7 +126,15 @@ struct Span {
     start: usize,
     end: usize,
     target: Target,
+    /// Horizontal entry and exit distances of the column being cast (a miss: entry > exit).
+    slab: (f64, f64),
     hit: bool,
+}
+
+impl Span {
+    fn new(start: usize, end: usize, target: Target) -> Self {
+        Self { start, end, target, slab: (0.0, 0.0), hit: false }
+    }
 }
 
 /// How many spans fit in the stack scratch before a sweep allocates.
@@ -148,11 +156,7 @@ impl Lidar {
     /// Builds the sensor and its ground template.
     pub fn new(cfg: LidarConfig) -> Self {
         let h = cfg.mount_height_m;
-        let (lo, hi) = if cfg.min_elevation_deg <= cfg.max_elevation_deg {
-            (cfg.min_elevation_deg, cfg.max_elevation_deg)
-        } else {
-            (cfg.max_elevation_deg, cfg.min_elevation_deg)
-        };
+        let (lo, hi) = (cfg.min_elevation_deg, cfg.max_elevation_deg);
         let rings: Vec<Ring> = (0..cfg.rings)
             .map(|i| {
                 let el_deg =
@@ -262,7 +266,7 @@ impl Lidar {
         let n = self.columns.len();
         if gap_x == 0.0 && gap_y == 0.0 {
             // The sensor stands over (or in) the footprint: every bearing may hit.
-            push(Span { start: 0, end: n, target, hit: false });
+            push(Span::new(0, n, target));
             return;
         }
         // Bearings of the corners relative to the bearing of the centre: a convex footprint
@@ -283,16 +287,16 @@ impl Lidar {
             return;
         }
         if len as usize >= n {
-            push(Span { start: 0, end: n, target, hit: false });
+            push(Span::new(0, n, target));
             return;
         }
         let start = first.rem_euclid(n as i64) as usize;
         let end = start + len as usize;
         if end <= n {
-            push(Span { start, end, target, hit: false });
+            push(Span::new(start, end, target));
         } else {
-            push(Span { start, end: n, target, hit: false });
-            push(Span { start: 0, end: end - n, target, hit: false });
+            push(Span::new(start, n, target));
+            push(Span::new(0, end - n, target));
         }
     }
 
@@ -300,10 +304,8 @@ impl Lidar {
     fn cast_column(&self, j: usize, spans: &mut [Span], points: &mut Vec<[f32; 4]>) {
         let (ca, sa) = self.columns[j];
         let h = self.cfg.mount_height_m;
-        // Horizontal entry and exit distances along the column's bearing, per covering body.
-        let mut slabs = [(0.0f64, 0.0f64); STACK_SPANS];
-        for (slab, span) in slabs.iter_mut().zip(spans.iter()) {
-            *slab = if (span.start..span.end).contains(&j) {
+        for span in spans.iter_mut() {
+            span.slab = if (span.start..span.end).contains(&j) {
                 horizontal_slab(&span.target, ca, sa)
             } else {
                 (f64::INFINITY, f64::NEG_INFINITY)
@@ -313,8 +315,7 @@ impl Lidar {
             let mut best_t = ring.ground_t_m;
             let mut best: Option<usize> = None;
             for (k, span) in spans.iter().enumerate() {
-                let (s_in, s_out) =
-                    if k < STACK_SPANS { slabs[k] } else { horizontal_slab_if(span, j, ca, sa) };
+                let (s_in, s_out) = span.slab;
                 if let Some(t) = enter_box(s_in, s_out, h, span.target.height_m, ring) {
                     if t < best_t {
                         best_t = t;
@@ -351,15 +352,6 @@ fn horizontal_slab(t: &Target, ca: f64, sa: f64) -> (f64, f64) {
     let (ax_in, ax_out) = slab_1d(t.origin.x, ux, t.half_length_m);
     let (ay_in, ay_out) = slab_1d(t.origin.y, uy, t.half_width_m);
     (ax_in.max(ay_in), ax_out.min(ay_out))
-}
-
-/// [`horizontal_slab`] for a span beyond the stack scratch, a miss when `j` is outside it.
-fn horizontal_slab_if(span: &Span, j: usize, ca: f64, sa: f64) -> (f64, f64) {
-    if (span.start..span.end).contains(&j) {
-        horizontal_slab(&span.target, ca, sa)
-    } else {
-        (f64::INFINITY, f64::NEG_INFINITY)
-    }
 }
 
 /// Parameter interval where `o + s * u` lies in `[-half, half]`.
@@ -423,41 +415,29 @@ mod tests {
         body(id, x, y, FRAC_PI_2, 8.0, 2.5, 3.5)
     }
 
-    /// Points of column `j`, with their ring elevations, by walking the sweep in order.
+    /// The bearing of a point, degrees in [0, 360).
+    fn bearing(p: &[f32; 4]) -> f64 {
+        (p[1] as f64).atan2(p[0] as f64).to_degrees().rem_euclid(360.0)
+    }
+
+    /// The points of column `j`, in sweep order.
     fn column(lidar: &Lidar, sweep: &Sweep, j: usize) -> Vec<[f32; 4]> {
         let step = 360.0 / lidar.columns() as f64;
-        let want = j as f64 * step;
-        sweep
-            .points
-            .iter()
-            .filter(|p| {
-                let b = (p[1] as f64).atan2(p[0] as f64).to_degrees().rem_euclid(360.0);
-                let d = (b - want).abs();
-                d.min(360.0 - d) < step / 4.0
-            })
-            .copied()
-            .collect()
+        let near = |p: &&[f32; 4]| (bearing(p) - j as f64 * step + 180.0).rem_euclid(360.0) - 180.0;
+        sweep.points.iter().filter(|p| near(p).abs() < step / 4.0).copied().collect()
     }
 
     #[test]
-    fn default_config_and_ground_only_sweep() {
-        let lidar = Lidar::new(LidarConfig::default());
-        assert_eq!(lidar.columns(), 720);
-        let mut sweep = Sweep::default();
-        lidar.sweep(Pose::default(), &[], 1.5, &mut sweep);
-        assert_eq!(sweep.stamp_s, 1.5);
-        // Rings -15, -13, ..., -5 reach the ground within 40 m; -3 and -1 do not.
-        assert_eq!(sweep.points.len(), 720 * 6);
-        assert!(sweep.seen.is_empty());
-        assert!(sweep.points.iter().all(|p| p[3] == GROUND_INTENSITY));
-    }
-
-    #[test]
-    fn ground_ring_ranges_follow_the_elevation() {
+    fn ground_only_sweep_and_ring_ranges() {
         let cfg = LidarConfig::default();
         let lidar = Lidar::new(cfg.clone());
+        assert_eq!(lidar.columns(), 720);
         let mut sweep = Sweep::default();
-        lidar.sweep(Pose { x: 5.0, y: -3.0, yaw: 0.7 }, &[], 0.0, &mut sweep);
+        lidar.sweep(Pose { x: 5.0, y: -3.0, yaw: 0.7 }, &[], 1.5, &mut sweep);
+        assert_eq!(sweep.stamp_s, 1.5);
+        assert!(sweep.seen.is_empty() && sweep.points.iter().all(|p| p[3] == GROUND_INTENSITY));
+        // Rings -15, -13, ..., -5 reach the ground within 40 m (at h / tan(-el)); -3, -1 do not.
+        assert_eq!(sweep.points.len(), 720 * 6);
         for (i, el_deg) in [-15.0f64, -13.0, -11.0, -9.0, -7.0, -5.0].into_iter().enumerate() {
             let want = cfg.mount_height_m / (-el_deg).to_radians().tan();
             for j in [0usize, 100, 359, 719] {
@@ -490,6 +470,11 @@ mod tests {
         // (7.75 m) before the ground (8.21 m).
         assert!(col.iter().all(|p| p[3] == OBJECT_INTENSITY));
         assert_eq!(sweep.seen, vec![7]);
+        // At 5 m the face (2.75 m from the sensor, z up to +1.3) takes every ring, in order.
+        lidar.sweep(Pose::default(), &[truck_across(1, 5.0, 0.0)], 0.0, &mut sweep);
+        let col = column(&lidar, &sweep, 0);
+        assert_eq!(col.len(), 16);
+        assert!(col.windows(2).all(|w| w[1][2] > w[0][2]));
     }
 
     #[test]
@@ -501,11 +486,8 @@ mod tests {
         lidar.sweep(Pose::default(), &[far, near], 0.0, &mut sweep);
         assert_eq!(sweep.seen, vec![1]);
         // Every point within the near truck's bearing interval stops at its face or before.
-        for p in &sweep.points {
-            let bearing = (p[1] as f64).atan2(p[0] as f64).to_degrees();
-            if bearing.abs() < 20.0 {
-                assert!(p[0] < 7.76, "point past the near truck: {p:?}");
-            }
+        for p in sweep.points.iter().filter(|p| (bearing(p) + 20.0) % 360.0 < 40.0) {
+            assert!(p[0] < 7.76, "point past the near truck: {p:?}");
         }
     }
 
@@ -521,10 +503,7 @@ mod tests {
         ];
         lidar.sweep(Pose::default(), &bodies, 0.0, &mut sweep);
         assert_eq!(sweep.seen, vec![10, 30, 40]);
-        let objects = sweep.points.iter().filter(|p| p[3] == OBJECT_INTENSITY).count();
-        assert!(objects > 10);
-        // Order: the number of points equals ground template plus inserted object returns.
-        assert!(sweep.points.len() >= 720 * 6);
+        assert!(sweep.points.iter().filter(|p| p[3] == OBJECT_INTENSITY).count() > 10);
     }
 
     #[test]
@@ -560,25 +539,10 @@ mod tests {
             assert!((p[0] as f64 + 8.75).abs() < 0.05, "x = {}", p[0]);
         }
         // Both sides of the ±180° seam see the truck, and the point order stays azimuth-major.
-        let bearings: Vec<f64> = sweep
-            .points
-            .iter()
-            .filter(|p| p[3] == OBJECT_INTENSITY)
-            .map(|p| (p[1] as f64).atan2(p[0] as f64).to_degrees().rem_euclid(360.0))
-            .collect();
+        let bearings: Vec<f64> =
+            sweep.points.iter().filter(|p| p[3] == OBJECT_INTENSITY).map(bearing).collect();
         assert!(bearings.iter().any(|b| *b > 181.0) && bearings.iter().any(|b| *b < 179.0));
         assert!(bearings.windows(2).all(|w| w[1] >= w[0] - 1e-6));
-    }
-
-    #[test]
-    fn upward_rings_hit_a_tall_box_and_order_is_ascending() {
-        let lidar = Lidar::new(LidarConfig::default());
-        let mut sweep = Sweep::default();
-        lidar.sweep(Pose::default(), &[truck_across(1, 5.0, 0.0)], 0.0, &mut sweep);
-        let col = column(&lidar, &sweep, 0);
-        // Face at 2.75 m from the sensor: z in [-2.2, 1.3] admits every ring up to +15°.
-        assert_eq!(col.len(), 16);
-        assert!(col.windows(2).all(|w| w[1][2] > w[0][2]));
     }
 
     #[test]
@@ -600,29 +564,33 @@ mod tests {
     }
 
     /// Every ray against every body, no culling: the reference for the column spans.
-    fn brute_sweep(lidar: &Lidar, vehicle: Pose, bodies: &[Body]) -> Vec<[f32; 4]> {
+    fn brute_sweep(lidar: &Lidar, vehicle: Pose, bodies: &[Body]) -> (Vec<[f32; 4]>, Vec<u32>) {
         let cfg = lidar.config();
         let at = vehicle.to_map(Vec2::new(cfg.mount_forward_m, 0.0));
         let sensor = Pose { x: at.x, y: at.y, yaw: vehicle.yaw };
         let targets: Vec<Target> = bodies.iter().map(|b| Target::new(sensor, b)).collect();
-        let mut out = Vec::new();
+        let (mut out, mut seen) = (Vec::new(), Vec::new());
         for &(ca, sa) in &lidar.columns {
             for ring in &lidar.rings {
-                let mut best = (ring.ground_t_m, GROUND_INTENSITY);
+                let mut best = (ring.ground_t_m, None);
                 for t in &targets {
                     let (s_in, s_out) = horizontal_slab(t, ca, sa);
                     if let Some(r) = enter_box(s_in, s_out, cfg.mount_height_m, t.height_m, ring) {
                         if r < best.0 {
-                            best = (r, OBJECT_INTENSITY);
+                            best = (r, Some(t.id));
                         }
                     }
                 }
                 if best.0 <= cfg.max_range_m {
-                    out.push(point(ring, ca, sa, best.0, best.1));
+                    let intensity = best.1.map_or(GROUND_INTENSITY, |_| OBJECT_INTENSITY);
+                    out.push(point(ring, ca, sa, best.0, intensity));
+                    seen.extend(best.1);
                 }
             }
         }
-        out
+        seen.sort_unstable();
+        seen.dedup();
+        (out, seen)
     }
 
     #[test]
@@ -648,22 +616,12 @@ mod tests {
                     body(i as u32, x, y, rnd() * 7.0, l, w, h)
                 })
                 .collect();
+            let capacity = sweep.points.capacity();
             lidar.sweep(vehicle, &bodies, 0.0, &mut sweep);
-            assert_eq!(sweep.points, brute_sweep(&lidar, vehicle, &bodies));
+            let (points, seen) = brute_sweep(&lidar, vehicle, &bodies);
+            assert_eq!((&sweep.points, &sweep.seen), (&points, &seen));
+            // The output buffer is reused: it only grows when a sweep has more points.
+            assert!(sweep.points.len() > capacity || sweep.points.capacity() == capacity);
         }
-    }
-
-    #[test]
-    fn sweeps_are_deterministic_and_reuse_the_buffer() {
-        let lidar = Lidar::new(LidarConfig::default());
-        let bodies = [truck_across(1, 12.0, 3.0), body(2, -8.0, -6.0, 1.0, 0.6, 0.6, 1.8)];
-        let mut a = Sweep::default();
-        let mut b = Sweep::default();
-        lidar.sweep(Pose { x: 1.0, y: 2.0, yaw: 3.0 }, &bodies, 0.0, &mut a);
-        lidar.sweep(Pose { x: 1.0, y: 2.0, yaw: 3.0 }, &bodies, 0.0, &mut b);
-        assert_eq!(a, b);
-        let cap = a.points.capacity();
-        lidar.sweep(Pose { x: 1.0, y: 2.0, yaw: 3.0 }, &bodies, 0.1, &mut a);
-        assert_eq!(a.points.capacity(), cap);
     }
 }

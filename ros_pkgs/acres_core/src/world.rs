@@ -161,7 +161,13 @@ impl World {
 
     /// Mission time, s (an exact multiple of the step).
     pub fn t_s(&self) -> f64 {
-        self.step as f64 * self.cfg.dt_s
+        // Divide by the step rate when it is whole (20 Hz): 121 steps are 6.05 s, not 6.0500000001.
+        let hz = 1.0 / self.cfg.dt_s;
+        if (hz - hz.round()).abs() < 1e-9 {
+            self.step as f64 / hz.round()
+        } else {
+            self.step as f64 * self.cfg.dt_s
+        }
     }
 
     /// Steps taken.
@@ -194,7 +200,7 @@ impl World {
         let mut info = StepInfo { sweep: false, objects_changed };
         if self.step % self.steps_per_sweep == 0 {
             if let Some(lidar) = &self.lidar {
-                let t = self.step as f64 * self.cfg.dt_s;
+                let t = self.t_s();
                 lidar.sweep(self.vehicle.pose, &self.bodies, t, &mut self.sweep);
                 for id in &self.sweep.seen {
                     self.first_seen.entry(*id).or_insert(t);
@@ -280,6 +286,23 @@ impl World {
     /// Object events still waiting.
     pub fn pending_events(&self) -> usize {
         self.pending.len()
+    }
+
+    /// Object events still waiting that can still happen: a time event, or an `after_seen`
+    /// event whose object has been seen.
+    pub fn pending_events_due(&self) -> usize {
+        self.pending
+            .iter()
+            .filter(|e| match &e.when {
+                ObjectWhen::At(_) => true,
+                ObjectWhen::AfterSeen { id, .. } => self.first_seen.contains_key(id),
+            })
+            .count()
+    }
+
+    /// When each object was first seen (truth).
+    pub fn seen_times(&self) -> &BTreeMap<u32, f64> {
+        &self.first_seen
     }
 
     /// Fuel energy used, MJ (truth).

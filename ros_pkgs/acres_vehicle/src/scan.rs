@@ -25,20 +25,25 @@
 //!
 //! # Bearing precision
 //!
-//! The bin is computed without libm `atan2`: an octant reduction to `t = min(|x|,|y|) /
-//! max(|x|,|y|)` in [0, 1], an odd degree-15 minimax polynomial for `atan(t)` in degrees
-//! (error below 7e-6° in `f32`), the octant reflected back, and the result rounded to the
-//! nearest integer by the `1.5 * 2^23` addition trick. The bearing is within 2e-5° of the exact
-//! one, so the bin agrees with numpy's `rint(degrees(arctan2(y, x))) % 360` except for points
-//! within 1e-3° of a bin edge (`b = k + 0.5`), which may land in either neighbour.
+//! The bin is computed without libm `atan2`: the first-quadrant angle is
+//! `45° + atan((|y| - |x|) / (|y| + |x|))`, with `atan` an odd degree-13 minimax polynomial in
+//! degrees; it is reflected by the signs of `x` and `y` with sign-bit arithmetic and rounded to
+//! the nearest integer (half to even) by the `1.5 * 2^23` addition trick. The bearing is within
+//! 3e-5° of the exact one, so the bin agrees with numpy's `rint(degrees(arctan2(y, x))) % 360`
+//! except for points within 1e-3° of a bin edge (`b = k + 0.5`), which may land in either
+//! neighbour. (A LiDAR with a 0.5° azimuth step puts every other column on a bin edge: those
+//! columns' bins depend on the last bits of `x` and `y`.)
 //!
 //! # Speed
 //!
-//! Points are processed in chunks of [`CHUNK`]: the height filter first compacts the chunk's
-//! in-band `x, y` into stack buffers; a branch-free pass (which the compiler vectorises) computes
-//! `r²`, the bin and the ahead candidate; a scalar pass scatters `r²` into four interleaved
-//! bin tables, so consecutive points of one azimuth do not wait on each other's stores. Square
-//! roots are taken for the 360 bins at the end. No allocation.
+//! Points are processed in chunks of [`CHUNK`]. The height filter comes first: a vectorised
+//! pass flags the in-band points; their `x, y` are then compacted into a stack buffer eight
+//! points at a time, each point's slot read from a byte-wise prefix sum of the eight flags (one
+//! multiplication), and a group with no in-band point (ground rings, sky) is skipped.
+//! A branch-free pass over the survivors (which the compiler vectorises) computes `r²`, the
+//! bin and the ahead candidate; a scalar pass scatters `r²` into four interleaved bin tables,
+//! so consecutive points of one azimuth do not wait on each other's stores. Square roots are
+//! taken for the bins at the end. No allocation, no `unsafe`.
 
 /// Points per chunk of the pipeline.
 pub const CHUNK: usize = 256;
@@ -82,56 +87,83 @@ impl Default for Scan {
     }
 }
 
-/// `atan(t)` in degrees for `t` in [0, 1] is `t * P(t²)`; `P`'s coefficients, lowest first.
-const ATAN_DEG: [f32; 8] =
-    [57.295_742, -19.096_603, 11.428_539, -7.969_054, 5.524_561, -3.203_524, 1.252_643_2, -0.232_306_12];
+/// `atan(u)` in degrees for `u` in [-1, 1] is `u * P(u²)`; `P`'s coefficients, lowest first.
+const ATAN_DEG: [f32; 7] =
+    [57.295_555, -19.089_445, 11.349_041, -7.582_14, 4.562_088, -1.925_369_1, 0.390_283_3];
 
-/// Adding this to an `f32` of magnitude below 2^22 rounds it to an integer (half to even) held
-/// in the low mantissa bits.
-const ROUND_MAGIC: f32 = 12_582_912.0;
+/// Adding this to an `f32` `a` in [-180, 180] leaves `round(a) + 180` (half to even) in the
+/// low mantissa bits: 1.5 * 2^23 + 180.
+const ROUND_MAGIC: f32 = 12_583_092.0;
+/// The bits of 1.5 * 2^23: subtracted to read the integer back.
+const ROUND_BASE: u32 = 0x4B40_0000;
+const SIGN: u32 = 0x8000_0000;
 
-/// Interleaved bin tables: a power of two wide so `k & MASK` needs no bounds check.
+/// Bin tables are indexed by `round(bearing) + 180`, 0..=360 (0 and 360 both mean bin 180);
+/// a dropped point has the `DROPPED` bits set, which puts it at 384..=511, never read. A power
+/// of two wide so `k & MASK` needs no bounds check.
 const TABLE: usize = 512;
 const MASK: usize = TABLE - 1;
+const DROPPED: u32 = 384;
 const LANES: usize = 8;
 
 /// Reduces a sweep to a [`Scan`]; see the module docs.
 pub fn scan(points: &[[f32; 4]], cfg: &ScanConfig) -> Scan {
     let mut tables = [[f32::INFINITY; TABLE]; 4];
     let mut ahead = [f32::INFINITY; LANES];
-    let mut xs = [0.0f32; CHUNK];
-    let mut ys = [0.0f32; CHUNK];
+    let mut band = [[0.0f32; 2]; CHUNK];
     let mut r2s = [0.0f32; CHUNK];
     let mut bins = [0u32; CHUNK];
     let max_r2 = cfg.max_range_m * cfg.max_range_m;
     let min_r2 = 0.05f32 * 0.05;
+    let (lo_z, hi_z) = (cfg.min_z_m, cfg.max_z_m);
+    let mut flags = [0u8; CHUNK];
     for chunk in points.chunks(CHUNK) {
-        // 1. Height filter: compact the in-band points (branch-free: always write, advance on keep).
+        // 1. Height filter: flag the in-band points, then compact their x, y (branch-free
+        // within a group of eight: every point is copied, a dropped one is overwritten).
+        for (f, p) in flags.iter_mut().zip(chunk) {
+            *f = ((p[2] >= lo_z) & (p[2] <= hi_z)) as u8;
+        }
         let mut n = 0usize;
-        for p in chunk {
-            xs[n & (CHUNK - 1)] = p[0];
-            ys[n & (CHUNK - 1)] = p[1];
-            n += (p[2] >= cfg.min_z_m && p[2] <= cfg.max_z_m) as usize;
+        let full = chunk.len() / 8 * 8;
+        let mut i = 0;
+        while i < full {
+            let group = &chunk[i..i + 8];
+            let f = u64::from_le_bytes(flags[i..i + 8].try_into().unwrap_or([0; 8]));
+            i += 8;
+            if f == 0 {
+                // A group with no in-band point (ground rings, sky) costs no copies.
+                continue;
+            }
+            // Byte k of `before` counts the in-band points before point k of the group.
+            let before = f.wrapping_mul(0x0101_0101_0101_0100);
+            for (k, p) in group.iter().enumerate() {
+                let at = n + ((before >> (8 * k)) & 0xFF) as usize;
+                band[at & (CHUNK - 1)] = [p[0], p[1]];
+            }
+            n += (f.wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
+        }
+        for (p, &f) in chunk[full..].iter().zip(&flags[full..]) {
+            band[n & (CHUNK - 1)] = [p[0], p[1]];
+            n += f as usize;
         }
         // 2. Range, bin and ahead candidate, vectorisable; padded to whole lanes.
         let padded = n.div_ceil(LANES) * LANES;
-        for i in n..padded {
-            xs[i] = f32::NAN;
-            ys[i] = f32::NAN;
+        for p in &mut band[n..padded] {
+            *p = [f32::NAN; 2];
         }
-        for (((x8, y8), r8), b8) in xs[..padded]
+        for ((p8, r8), b8) in band[..padded]
             .chunks_exact(LANES)
-            .zip(ys[..padded].chunks_exact(LANES))
             .zip(r2s[..padded].chunks_exact_mut(LANES))
             .zip(bins[..padded].chunks_exact_mut(LANES))
         {
             for l in 0..LANES {
-                let (x, y) = (x8[l], y8[l]);
+                let (x, y) = (p8[l][0], p8[l][1]);
                 let r2 = x * x + y * y;
-                let keep = r2 <= max_r2 && r2 > min_r2;
-                r8[l] = if keep { r2 } else { f32::INFINITY };
-                b8[l] = bin(x, y);
-                let in_corridor = keep && x > 0.0 && y.abs() <= cfg.ahead_half_width_m;
+                let keep = (r2 <= max_r2) & (r2 > min_r2);
+                r8[l] = r2;
+                // A dropped point (NaN too) goes to the dummy half of the table.
+                b8[l] = bin_index(x, y) | if keep { 0 } else { DROPPED };
+                let in_corridor = keep & (x > 0.0) & (y.abs() <= cfg.ahead_half_width_m);
                 let cand = if in_corridor { x } else { f32::INFINITY };
                 ahead[l] = if cand < ahead[l] { cand } else { ahead[l] };
             }
@@ -147,43 +179,49 @@ pub fn scan(points: &[[f32; 4]], cfg: &ScanConfig) -> Scan {
     finish(&tables, &ahead)
 }
 
-/// `degrees(atan2(y, x))` within 2e-5°, without libm: octant reduction and a polynomial.
+/// `degrees(atan2(y, x))` within 3e-5°, without libm: the first-quadrant angle is
+/// `45° + atan((|y| - |x|) / (|y| + |x|))`, then reflected by the signs of `x` and `y`.
 #[inline(always)]
 fn bearing_deg(x: f32, y: f32) -> f32 {
     let (ax, ay) = (x.abs(), y.abs());
-    let (lo, hi) = if ax < ay { (ax, ay) } else { (ay, ax) };
-    let t = lo / hi;
-    let s = t * t;
-    let mut p = ATAN_DEG[7];
-    for c in ATAN_DEG[..7].iter().rev() {
+    let u = (ay - ax) / (ay + ax);
+    let s = u * u;
+    let mut p = ATAN_DEG[6];
+    for c in ATAN_DEG[..6].iter().rev() {
         p = p * s + c;
     }
-    let mut a = p * t;
-    a = if ay > ax { 90.0 - a } else { a };
-    a = if x < 0.0 { 180.0 - a } else { a };
-    if y < 0.0 {
-        -a
-    } else {
-        a
-    }
+    let q = 45.0 + p * u;
+    // x < 0: 180 - q, by flipping q's sign and adding 180 where x's sign bit is set.
+    let xs = x.to_bits() & SIGN;
+    let flipped = f32::from_bits(q.to_bits() ^ xs);
+    let half = if xs != 0 { 180.0 } else { 0.0 };
+    let a = flipped + half;
+    // y < 0: -a (a >= 0 here), by copying y's sign bit.
+    f32::from_bits(a.to_bits() | (y.to_bits() & SIGN))
 }
 
-/// The bin `round(degrees(atan2(y, x))) mod 360` of one point, without libm.
+/// The table index `round(degrees(atan2(y, x))) + 180` in 0..=360, without libm.
 #[inline(always)]
+fn bin_index(x: f32, y: f32) -> u32 {
+    (bearing_deg(x, y) + ROUND_MAGIC).to_bits().wrapping_sub(ROUND_BASE)
+}
+
+/// The bin `round(degrees(atan2(y, x))) mod 360` of one point.
+#[cfg(test)]
 fn bin(x: f32, y: f32) -> u32 {
-    let a = bearing_deg(x, y);
-    // round(a) in [-180, 180] from the mantissa, then mod 360.
-    let k = (a + ROUND_MAGIC).to_bits() as i32 - ROUND_MAGIC.to_bits() as i32 + BINS as i32;
-    let k = if k >= BINS as i32 { k - BINS as i32 } else { k };
-    k as u32
+    (bin_index(x, y) + 180) % 360
 }
 
 /// Merges the bin tables, takes the square roots and fills the sectors.
 fn finish(tables: &[[f32; TABLE]; 4], ahead: &[f32; LANES]) -> Scan {
+    let mut merged = [f32::INFINITY; 361];
+    for (i, m) in merged.iter_mut().enumerate() {
+        *m = tables[0][i].min(tables[1][i]).min(tables[2][i]).min(tables[3][i]);
+    }
     let mut out = Scan::default();
-    for (k, r) in out.ranges_m.iter_mut().enumerate() {
-        let m = tables[0][k].min(tables[1][k]).min(tables[2][k]).min(tables[3][k]);
-        *r = m.sqrt();
+    for (i, &m) in merged.iter().enumerate() {
+        let k = (i + 180) % BINS;
+        out.ranges_m[k] = out.ranges_m[k].min(m.sqrt());
     }
     for (k, &r) in out.ranges_m.iter().enumerate() {
         let s = ((k + 22) % BINS) / 45;
@@ -239,7 +277,7 @@ mod tests {
             let got = bearing_deg(p[0], p[1]) as f64;
             worst = worst.max((got - exact).abs());
         }
-        assert!(worst < 2e-5, "worst bearing error {worst}°");
+        assert!(worst < 3e-5, "worst bearing error {worst}°");
         assert!(scan(&[at(10.0, 1e5, 0.0)], &cfg).ranges_m[10].is_finite());
     }
 

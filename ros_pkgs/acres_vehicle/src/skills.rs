@@ -13,8 +13,9 @@
 //! `goto`, `scout`, `return_home` and `resume` take `speed_cap_mps`.
 //!
 //! Result codes ([`ResultCode`]): `succeeded`; `stopped` (a `stop` ended it); `blocked` (the shield
-//! held the vehicle for `blocked_s` without a break); `failed` (the vehicle left the route by more
-//! than `max_track_error_m`, or made no progress for `stall_s` while not held); `rejected` (the
+//! held the vehicle for `blocked_s` without a break); `failed` (the vehicle, heading along its
+//! route, is more than `max_track_error_m` off it, or made no progress for `stall_s` while not
+//! held); `rejected` (the
 //! request was refused: busy, unknown place, not at the field's entry, a route that would leave
 //! the corridor, bad arguments) — a rejected request never starts.
 //!
@@ -334,18 +335,22 @@ impl SkillServer {
         self.running.is_some()
     }
 
-    /// The route still ahead of the running motion (empty when none).
+    /// The route still ahead of the running motion, or else of the interrupted one that
+    /// `resume` would continue (empty when neither).
     pub fn route_ahead(&self) -> Vec<Vec2> {
-        match &self.running {
-            Some(Running { active: Active::Motion(m), .. }) => {
-                let f = &m.follower;
-                let mut pts = vec![f.path.point_at(f.s_m)];
-                let i = f.path.segment_at(f.s_m);
-                pts.extend(f.path.points[i + 1..].iter().copied());
-                pts
-            }
-            _ => Vec::new(),
-        }
+        let m = match &self.running {
+            Some(Running { active: Active::Motion(m), .. }) => m,
+            Some(_) => return Vec::new(),
+            None => match &self.interrupted {
+                Some((_, _, m)) => m,
+                None => return Vec::new(),
+            },
+        };
+        let f = &m.follower;
+        let mut pts = vec![f.path.point_at(f.s_m)];
+        let i = f.path.segment_at(f.s_m);
+        pts.extend(f.path.points[i + 1..].iter().copied());
+        pts
     }
 
     /// The state for planners.
@@ -594,7 +599,7 @@ impl SkillServer {
                     if obs.speed_mps < 0.05 {
                         ended = Some((ResultCode::Succeeded, format!("arrived at {}", m.target)));
                     }
-                } else if off > self.opts.max_track_error_m {
+                } else if off > self.opts.max_track_error_m && aligned(&m.follower, &obs.pose) {
                     ended = Some((ResultCode::Failed, format!("left the route: {off:.1} m off")));
                 } else {
                     let cmd = m.follower.command(&self.map, &obs.pose, obs.speed_mps, self.opts.limits, m.cap_mps);
@@ -650,6 +655,13 @@ impl SkillServer {
             }
         }
     }
+}
+
+/// True when the vehicle heads along the path (within 45°): a large cross-track error then means
+/// it drifted off, not that it is still turning onto the route.
+fn aligned(f: &Follower, pose: &Pose) -> bool {
+    let d = acres_runtime::geom::wrap_angle(pose.yaw - f.path.yaw_at(f.s_m));
+    d.abs() < std::f64::consts::FRAC_PI_4
 }
 
 fn finite(v: f64) -> Option<f64> {

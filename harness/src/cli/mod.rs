@@ -1,0 +1,196 @@
+//! The commands of `acres-harness`, one module each with a `run()`; `main` only parses and maps
+//! the result to an exit code: 0 ok, 1 a failed check (a run that did not succeed, a folder that
+//! does not validate, a replay that differs), 2 bad input or usage.
+//!
+//! ```text
+//! acres-harness run --scenario scenarios --model scripted --mode checked --out runs/a --workers 2
+//! acres-harness score runs/a [--json]
+//! acres-harness validate runs/a
+//! acres-harness replay runs/a/t2_06_truck_on_the_lane__checked__scripted
+//! ```
+
+pub mod replay;
+pub mod run;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// An error with its exit code.
+#[derive(Debug)]
+pub struct Failure {
+    /// 1: a check failed; 2: bad input or usage.
+    pub code: u8,
+    /// What to print.
+    pub message: String,
+}
+
+impl Failure {
+    /// Bad input (exit 2).
+    pub fn input(message: impl Into<String>) -> Self {
+        Failure { code: 2, message: message.into() }
+    }
+    /// A failed check (exit 1).
+    pub fn check(message: impl Into<String>) -> Self {
+        Failure { code: 1, message: message.into() }
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::input(format!("{e:#}"))
+    }
+}
+
+/// The command line.
+#[derive(Debug, Parser)]
+#[command(name = "acres-harness", version, about = "Runs mission scenarios with a planner in the loop of a scouting vehicle")]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Runs each scenario of the given files or folders.
+    Run(run::RunArgs),
+    /// Runs a recorded run again with its recorded replies and latencies (no model call).
+    Replay(replay::ReplayArgs),
+    /// Prints the score table of each run below the folders.
+    Score {
+        /// Run folders or folders of run folders.
+        #[arg(required = true)]
+        folders: Vec<PathBuf>,
+        /// Print the full scores as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Examines run folders against the recording contract acres-harness-run-1.
+    Validate {
+        /// Run folders or folders of run folders.
+        #[arg(required = true)]
+        folders: Vec<PathBuf>,
+    },
+    /// Starts the viewer (not built yet).
+    View {
+        /// Run folders.
+        folders: Vec<PathBuf>,
+        /// Follow a run in progress.
+        #[arg(long)]
+        follow: bool,
+    },
+    /// Makes an MP4 video of a run folder (not built yet).
+    Video {
+        /// The run folder.
+        folder: PathBuf,
+        /// The output file.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Lists the model configurations.
+    Models {
+        /// Ask the server of one configuration for its models.
+        #[arg(long)]
+        config: Option<String>,
+    },
+}
+
+/// Runs the parsed command line.
+pub fn main_with(cli: Cli) -> ExitCode {
+    let result = match cli.command {
+        Command::Run(a) => run::run(a),
+        Command::Replay(a) => replay::run(a),
+        Command::Score { folders, json } => score(&folders, json),
+        Command::Validate { folders } => validate(&folders),
+        Command::View { .. } => Err(Failure::input("view: the viewer is not built yet (a later issue); the run folders are complete without it")),
+        Command::Video { .. } => Err(Failure::input("video: the video builder is not built yet (a later issue)")),
+        Command::Models { .. } => {
+            println!("scripted\tprovider scripted\tthe stand-in planner with no network (think time: run --think-s)");
+            println!("(language-model configurations come with the model clients)");
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("acres-harness: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn existing(folders: &[PathBuf]) -> Result<(), Failure> {
+    for f in folders {
+        if !f.exists() {
+            return Err(Failure::input(format!("{}: no such file or folder", f.display())));
+        }
+    }
+    Ok(())
+}
+
+fn score(folders: &[PathBuf], json: bool) -> Result<(), Failure> {
+    existing(folders)?;
+    let mut lines = Vec::new();
+    for f in folders {
+        lines.extend(crate::runlog::load_scores(f));
+    }
+    lines.sort_by(|a, b| a.folder.cmp(&b.folder));
+    if lines.is_empty() {
+        return Err(Failure::input("score: no run folder below the given folders"));
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&crate::runlog::to_json(&lines)).unwrap_or_default());
+    } else {
+        print!("{}", crate::runlog::format_table(&lines));
+    }
+    Ok(())
+}
+
+fn validate(folders: &[PathBuf]) -> Result<(), Failure> {
+    existing(folders)?;
+    let mut bad = 0;
+    let mut n = 0;
+    for f in folders {
+        let reports = crate::runlog::validate_tree(f);
+        if reports.is_empty() {
+            println!("{}: invalid: no run.jsonl below this folder", f.display());
+            bad += 1;
+        }
+        for (path, report) in reports {
+            n += 1;
+            if !report.is_ok() {
+                bad += 1;
+            }
+            println!("{}: {report}", path.display());
+        }
+    }
+    if bad > 0 {
+        return Err(Failure::check(format!("validate: {bad} of {n} run folders do not agree with acres-harness-run-1")));
+    }
+    println!("{n} run folders agree with acres-harness-run-1");
+    Ok(())
+}
+
+/// The maps folder for scenarios: `maps/` beside the first input (or in it, for a folder), else
+/// `scenarios/maps` under the current folder, else the repository's.
+pub fn maps_dir(inputs: &[PathBuf]) -> PathBuf {
+    for i in inputs {
+        let base = if i.is_dir() { i.clone() } else { i.parent().map(Path::to_path_buf).unwrap_or_default() };
+        if base.join("maps").is_dir() {
+            return base.join("maps");
+        }
+    }
+    let local = PathBuf::from("scenarios/maps");
+    if local.is_dir() {
+        return local;
+    }
+    repo_root().join("scenarios").join("maps")
+}
+
+/// The repository root this binary was built from.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}

@@ -1,0 +1,95 @@
+//! `acres-harness replay FOLDER`: runs a recorded run again with its recorded replies and
+//! latencies, with no model call, and compares the world digest with the recorded one (exit 0
+//! only when they are equal).
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{maps_dir, Failure};
+use crate::planner::replay::{Recorded, ReplayClient};
+use crate::planner::{ModelError, Reply};
+use crate::run::{run_scenario, Planner, RunOptions};
+use crate::runlog::rows::{Mode, Row};
+use crate::scenario::{self, RecoveryMode};
+
+/// Options of `replay`.
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// The run folder to replay.
+    pub folder: PathBuf,
+    /// Where to write the replayed run folder (default: a folder in the system's temp folder).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs the command.
+pub fn run(a: ReplayArgs) -> Result<(), Failure> {
+    let file = a.folder.join(crate::runlog::RUN_FILE);
+    let text = std::fs::read_to_string(&file).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
+    let mut run_row = None;
+    let mut recorded = Vec::new();
+    let mut end = None;
+    for (i, line) in text.lines().enumerate() {
+        let row = Row::decode(line).map_err(|e| Failure::input(format!("{}:{}: {e}", file.display(), i + 1)))?;
+        match row {
+            Row::Run(r) => run_row = Some(r),
+            Row::ModelReply(r) => recorded.push(Recorded::Reply(Reply {
+                text: r.text,
+                reasoning: r.reasoning,
+                tool_calls: r.tool_calls,
+                stop: r.stop,
+                usage: r.usage,
+                latency_s: r.latency_s,
+            })),
+            Row::ModelError(r) => recorded.push(Recorded::Error(ModelError { message: r.error, latency_s: r.latency_s })),
+            Row::End(e) => end = Some(e),
+            _ => {}
+        }
+    }
+    let run_row = run_row.ok_or_else(|| Failure::input(format!("{}: no run row", file.display())))?;
+    let end = end.ok_or_else(|| Failure::input(format!("{}: the run is incomplete (no end row); nothing to compare", file.display())))?;
+    let sc_file = PathBuf::from(&run_row.scenario_file);
+    let sc = scenario::load(&sc_file, &maps_dir(std::slice::from_ref(&sc_file))).map_err(|e| Failure::input(e.to_string()))?;
+    let recovery_mode = match run_row.recovery.get("mode").and_then(|v| v.as_str()) {
+        Some("menu") => Some(RecoveryMode::Menu),
+        _ => Some(RecoveryMode::Off),
+    };
+    let mut recovery_options = Vec::new();
+    if let Some(h) = run_row.recovery.get("hold_s").and_then(|v| v.as_f64()) {
+        recovery_options.push(("hold_s".to_string(), h.to_string()));
+    }
+    let out = a.out.unwrap_or_else(|| std::env::temp_dir().join(format!("acres-replay-{}", std::process::id())));
+    let opts = RunOptions {
+        mode: run_row.mode,
+        profile: run_row.profile,
+        pace: 0.0,
+        operator: run_row.tools.iter().any(|t| t.name == "ask_operator"),
+        out,
+        seed: run_row.identity.seed,
+        recovery_mode,
+        recovery_options,
+        model: run_row.model.clone(),
+        model_file: run_row.model_file.clone(),
+    };
+    let table = acres_runtime::costs::CostTable::load(&super::run::costs_dir(), &sc.map_data.name, sc.condition.as_str())
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let client = ReplayClient::new(&run_row.model, recorded);
+    let planner = if run_row.mode == Mode::Classical { Planner::Classical } else { Planner::Model(&client) };
+    let outcome = run_scenario(&sc, &opts, planner, table)?;
+    println!(
+        "replay of {}: recorded digest {} end {}, replayed digest {} end {} ({} recorded calls unused) -> {}",
+        a.folder.display(),
+        end.digest,
+        end.end,
+        outcome.digest,
+        outcome.end,
+        client.remaining(),
+        outcome.folder.display()
+    );
+    if outcome.digest != end.digest {
+        return Err(Failure::check("replay: the world differs from the recorded world"));
+    }
+    println!("replay: the world equals the recorded world");
+    Ok(())
+}

@@ -1,0 +1,363 @@
+//! `acres-harness run`: loads and checks every scenario first (a bad one stops everything with
+//! exit 2 and no run folder), then runs each, in parallel processes with `--workers` (results do
+//! not depend on the count) or in threads of one process with `--concurrent`.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use clap::Args;
+use serde_json::json;
+
+use acres_runtime::costs::CostTable;
+
+use super::{maps_dir, repo_root, Failure};
+use crate::planner::scripted::ScriptedClient;
+use crate::run::{run_scenario, Planner, RunOptions, RunOutcome};
+use crate::runlog::rows::{Mode, Profile};
+use crate::scenario::{self, RecoveryMode, Scenario};
+
+/// Options of `run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// Scenario files or folders (a folder: its top-level *.json files).
+    #[arg(long, required = true, num_args = 1..)]
+    pub scenario: Vec<PathBuf>,
+    /// A model configuration: `scripted` (language-model configurations come with the model clients).
+    #[arg(long, default_value = "scripted")]
+    pub model: String,
+    /// classical, text, visual or checked.
+    #[arg(long, default_value = "checked", value_parser = parse_mode)]
+    pub mode: Mode,
+    /// The folder of the run folders.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Scenarios in parallel processes.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+    /// Runs of one process that wait for a model together (threads).
+    #[arg(long, default_value_t = 1)]
+    pub concurrent: usize,
+    /// vehicle or simulator.
+    #[arg(long, default_value = "vehicle", value_parser = parse_profile)]
+    pub profile: Profile,
+    /// core (ACRES Core in the process) or link (the bridge; not built yet).
+    #[arg(long, default_value = "core")]
+    pub world: String,
+    /// The bridge's host (world link).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub link_host: String,
+    /// The bridge's port (world link).
+    #[arg(long, default_value_t = 5630)]
+    pub link_port: u16,
+    /// The link is lost when no observation comes for this long, s.
+    #[arg(long, default_value_t = 2.0)]
+    pub link_silent_s: f64,
+    /// Starts the viewer with the run (not built yet).
+    #[arg(long)]
+    pub view: bool,
+    /// The viewer's port.
+    #[arg(long)]
+    pub view_port: Option<u16>,
+    /// No packaged game in the viewer.
+    #[arg(long)]
+    pub no_game: bool,
+    /// At most this many mission seconds per wall-clock second (0: no limit).
+    #[arg(long, default_value_t = 0.0)]
+    pub pace: f64,
+    /// The tool ask_operator is on.
+    #[arg(long)]
+    pub operator: bool,
+    /// The recovery mode of each run: off or menu.
+    #[arg(long, value_parser = parse_recovery)]
+    pub recovery_mode: Option<RecoveryMode>,
+    /// A recovery option KEY=VALUE (hold_s=SECONDS).
+    #[arg(long, value_parser = parse_kv)]
+    pub recovery_option: Vec<(String, String)>,
+    /// The scripted planner's think time per call, mission seconds.
+    #[arg(long, default_value_t = 2.0)]
+    pub think_s: f64,
+    /// The world's seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print nothing but errors.
+    #[arg(long)]
+    pub quiet: bool,
+    /// (internal) run as a worker process: one JSON line per finished run on stdout.
+    #[arg(long, hide = true)]
+    pub child: bool,
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    serde_json::from_value(json!(s)).map_err(|_| format!("unknown mode \"{s}\"; expected classical, text, visual or checked"))
+}
+
+fn parse_profile(s: &str) -> Result<Profile, String> {
+    serde_json::from_value(json!(s)).map_err(|_| format!("unknown profile \"{s}\"; expected vehicle or simulator"))
+}
+
+fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
+    match s {
+        "off" => Ok(RecoveryMode::Off),
+        "menu" => Ok(RecoveryMode::Menu),
+        _ => Err(format!("unknown recovery mode \"{s}\"; expected off or menu")),
+    }
+}
+
+fn parse_kv(s: &str) -> Result<(String, String), String> {
+    s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("\"{s}\" is not KEY=VALUE"))
+}
+
+/// The cost folder: `ACRES_COST_TABLES`, else `scenarios/costs` here, else the repository's.
+pub fn costs_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("ACRES_COST_TABLES").filter(|p| !p.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let local = PathBuf::from("scenarios/costs");
+    if local.is_dir() {
+        return local;
+    }
+    acres_runtime::costs::cost_folder(&repo_root())
+}
+
+/// Runs the command.
+pub fn run(a: RunArgs) -> Result<(), Failure> {
+    if a.world != "core" {
+        if a.world == "link" {
+            return Err(Failure::input("--world link: the link world is not built yet (a later issue); use --world core"));
+        }
+        return Err(Failure::input(format!("--world {}: expected core or link", a.world)));
+    }
+    if a.view {
+        return Err(Failure::input("--view: the viewer is not built yet (a later issue)"));
+    }
+    if a.model != "scripted" {
+        return Err(Failure::input(format!(
+            "--model {}: unknown model configuration; available now: scripted (language-model configurations come with the model clients)",
+            a.model
+        )));
+    }
+    if !(a.think_s.is_finite() && a.think_s >= 0.0) || !(a.pace.is_finite() && a.pace >= 0.0) {
+        return Err(Failure::input("--think-s and --pace must be numbers >= 0"));
+    }
+    if a.workers == 0 || a.concurrent == 0 {
+        return Err(Failure::input("--workers and --concurrent must be at least 1"));
+    }
+    for s in &a.scenario {
+        if !s.exists() {
+            return Err(Failure::input(format!("{}: no such scenario file or folder", s.display())));
+        }
+    }
+    let scenarios = scenario::load_all(&a.scenario, &maps_dir(&a.scenario)).map_err(|e| Failure::input(e.to_string()))?;
+    if scenarios.is_empty() {
+        return Err(Failure::input("no scenario in the given files or folders"));
+    }
+    let tables = load_tables(&scenarios)?;
+    let opts = RunOptions {
+        mode: a.mode,
+        profile: a.profile,
+        pace: a.pace,
+        operator: a.operator,
+        out: a.out.clone(),
+        seed: a.seed,
+        recovery_mode: a.recovery_mode,
+        recovery_options: a.recovery_option.clone(),
+        model: if a.mode == Mode::Classical { "none".into() } else { a.model.clone() },
+        model_file: None,
+    };
+    for sc in &scenarios {
+        crate::run::effective_recovery(sc, &opts).map_err(Failure::from)?;
+    }
+    std::fs::create_dir_all(&a.out).map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
+    let results = if a.workers > 1 && !a.child && scenarios.len() > 1 {
+        run_workers(&a, &scenarios)?
+    } else {
+        run_here(&a, &opts, &scenarios, &tables)
+    };
+    if a.child {
+        return Ok(());
+    }
+    let failed: Vec<&Summary> = results.iter().filter(|r| !r.success).collect();
+    if !a.quiet {
+        for r in &results {
+            println!("{:<44} {:<8} {:<16} t={:>7.1} s  {}", r.scenario, if r.success { "ok" } else { "FAILED" }, r.end, r.t_s, r.folder);
+        }
+        println!("{} runs, {} succeeded", results.len(), results.len() - failed.len());
+    }
+    if !failed.is_empty() {
+        return Err(Failure::check(format!("{} of {} runs did not succeed", failed.len(), results.len())));
+    }
+    Ok(())
+}
+
+fn load_tables(scenarios: &[Scenario]) -> Result<BTreeMap<(String, String), CostTable>, Failure> {
+    let dir = costs_dir();
+    let mut tables = BTreeMap::new();
+    for sc in scenarios {
+        let key = (sc.map_data.name.clone(), sc.condition.as_str().to_string());
+        if !tables.contains_key(&key) {
+            let t = CostTable::load(&dir, &key.0, &key.1).map_err(|e| Failure::input(e.to_string()))?;
+            tables.insert(key, t);
+        }
+    }
+    Ok(tables)
+}
+
+/// One finished run, as the parent prints it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+struct Summary {
+    scenario: String,
+    end: String,
+    success: bool,
+    t_s: f64,
+    folder: String,
+}
+
+fn summary(sc: &Scenario, r: Result<RunOutcome, anyhow::Error>) -> Summary {
+    match r {
+        Ok(o) => Summary { scenario: sc.id.clone(), end: o.end, success: o.success, t_s: o.t_s, folder: o.folder.display().to_string() },
+        Err(e) => Summary { scenario: sc.id.clone(), end: format!("error: {e:#}"), success: false, t_s: 0.0, folder: String::new() },
+    }
+}
+
+fn run_here(a: &RunArgs, opts: &RunOptions, scenarios: &[Scenario], tables: &BTreeMap<(String, String), CostTable>) -> Vec<Summary> {
+    let client = ScriptedClient { think_s: a.think_s };
+    let queue = Mutex::new(0usize);
+    let results: Mutex<Vec<(usize, Summary)>> = Mutex::new(Vec::new());
+    let progress = Progress::new(scenarios.len(), a.quiet || a.child);
+    std::thread::scope(|s| {
+        for _ in 0..a.concurrent.min(scenarios.len()) {
+            s.spawn(|| loop {
+                let i = {
+                    let mut q = queue.lock().expect("queue lock");
+                    let i = *q;
+                    *q += 1;
+                    i
+                };
+                let Some(sc) = scenarios.get(i) else { break };
+                progress.started(&sc.id);
+                let table = tables[&(sc.map_data.name.clone(), sc.condition.as_str().to_string())].clone();
+                let planner = if opts.mode == Mode::Classical { Planner::Classical } else { Planner::Model(&client) };
+                let r = summary(sc, run_scenario(sc, opts, planner, table));
+                if a.child {
+                    let line = serde_json::to_string(&r).unwrap_or_default();
+                    let mut out = std::io::stdout().lock();
+                    let _ = writeln!(out, "{line}");
+                    let _ = out.flush();
+                }
+                progress.finished(&r);
+                results.lock().expect("results lock").push((i, r));
+            });
+        }
+    });
+    let mut r = results.into_inner().unwrap_or_default();
+    r.sort_by_key(|(i, _)| *i);
+    r.into_iter().map(|(_, s)| s).collect()
+}
+
+struct Progress {
+    total: usize,
+    done: Mutex<usize>,
+    on: bool,
+}
+
+impl Progress {
+    fn new(total: usize, quiet: bool) -> Self {
+        Progress { total, done: Mutex::new(0), on: !quiet && std::io::stderr().is_terminal() }
+    }
+    fn started(&self, id: &str) {
+        if self.on {
+            let d = *self.done.lock().expect("progress lock");
+            eprint!("\r\x1b[K[{d}/{}] running {id}", self.total);
+        }
+    }
+    fn finished(&self, r: &Summary) {
+        let mut d = self.done.lock().expect("progress lock");
+        *d += 1;
+        if self.on {
+            eprint!("\r\x1b[K[{}/{}] {} {}", *d, self.total, r.scenario, if r.success { "ok" } else { "FAILED" });
+            if *d == self.total {
+                eprintln!();
+            }
+        }
+    }
+}
+
+/// Runs each scenario in a child process of this binary, `workers` at a time.
+fn run_workers(a: &RunArgs, scenarios: &[Scenario]) -> Result<Vec<Summary>, Failure> {
+    let exe = std::env::current_exe().map_err(|e| Failure::input(format!("cannot find this program: {e}")))?;
+    let progress = Arc::new(Progress::new(scenarios.len(), a.quiet));
+    let mut results: Vec<Option<Summary>> = vec![None; scenarios.len()];
+    let mut running: Vec<(usize, Child)> = Vec::new();
+    let mut next = 0;
+    while next < scenarios.len() || !running.is_empty() {
+        while running.len() < a.workers && next < scenarios.len() {
+            let sc = &scenarios[next];
+            progress.started(&sc.id);
+            let child = Command::new(&exe)
+                .args(child_args(a, &sc.file))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .map_err(|e| Failure::input(format!("cannot start a worker: {e}")))?;
+            running.push((next, child));
+            next += 1;
+        }
+        // Wait for the oldest worker (its output is one line per run).
+        let (i, mut child) = running.remove(0);
+        let out = child.stdout.take();
+        let mut line = String::new();
+        if let Some(o) = out {
+            let _ = BufReader::new(o).read_line(&mut line);
+        }
+        let status = child.wait();
+        let s = serde_json::from_str::<Summary>(line.trim()).unwrap_or_else(|_| Summary {
+            scenario: scenarios[i].id.clone(),
+            end: format!("error: the worker ended ({status:?}) without a result"),
+            success: false,
+            t_s: 0.0,
+            folder: String::new(),
+        });
+        progress.finished(&s);
+        results[i] = Some(s);
+    }
+    Ok(results.into_iter().flatten().collect())
+}
+
+fn child_args(a: &RunArgs, file: &Path) -> Vec<String> {
+    let mut v = vec![
+        "run".to_string(),
+        "--child".into(),
+        "--quiet".into(),
+        "--scenario".into(),
+        file.display().to_string(),
+        "--model".into(),
+        a.model.clone(),
+        "--mode".into(),
+        a.mode.as_str().into(),
+        "--out".into(),
+        a.out.display().to_string(),
+        "--profile".into(),
+        a.profile.as_str().into(),
+        "--pace".into(),
+        a.pace.to_string(),
+        "--think-s".into(),
+        a.think_s.to_string(),
+        "--seed".into(),
+        a.seed.to_string(),
+    ];
+    if a.operator {
+        v.push("--operator".into());
+    }
+    if let Some(m) = a.recovery_mode {
+        v.push("--recovery-mode".into());
+        v.push(if m == RecoveryMode::Menu { "menu".into() } else { "off".into() });
+    }
+    for (k, val) in &a.recovery_option {
+        v.push("--recovery-option".into());
+        v.push(format!("{k}={val}"));
+    }
+    v
+}

@@ -1,0 +1,260 @@
+//! The classical rule set (mode `classical`): no model and no tools. The mission planner of the
+//! run-time library orders the fields and removes one at a time while the planned time or energy
+//! is above the deadline or the fuel limit; the skills drive that order. Rules:
+//!
+//! - after `goto F` succeeded: `scout F`; after `scout F`: the next field, or `return_home`;
+//! - before each next field: skip it when the planned time of going there, scouting it and
+//!   returning home would pass the deadline;
+//! - a skill that ended `blocked`: `wait` 30 s, then `resume`, at most twice per field; then
+//!   skip the field (a blocked `return_home` is resumed without end);
+//! - a skill that `failed` or was `rejected`: skip the field;
+//! - an operator request that says "home": come home after the current field ("now" or
+//!   "immediately": stop and come home at once).
+//!
+//! Recovery interface: with `recovery.mode = "menu"`, the planner gets a `stuck` wake-up when the
+//! shield has held the vehicle for `hold_s`, with [`RECOVERY_OPTIONS`]; it answers with its
+//! tools. After `stuck_wake_ups` such wake-ups the classical rules decide: the vehicle keeps
+//! waiting, and the skill server ends the skill `blocked` after `blocked_s` (a `skill_ended`
+//! wake-up follows).
+
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use acres_runtime::mission::plan_within_limits;
+use acres_vehicle::{ResultCode, SkillEvent, SkillKind, SkillRequest};
+
+use super::state::{wall_now, RunState};
+use super::wake::Wake;
+use super::Loop;
+use crate::runlog::rows::{EventRow, PlanCheckRow, PlanSource, Row, WakeReason};
+
+/// The options of a `stuck` wake-up, as the planner reads them.
+pub const RECOVERY_OPTIONS: [&str; 4] = [
+    "wait: do nothing now; the shield releases when the way is clear, and the skill ends blocked after blocked_s",
+    "stop_and_wait: dispatch stop, then wait {seconds}, then resume",
+    "skip_field: dispatch stop, then goto the next field (in checked mode plan without this field first)",
+    "return_home: dispatch stop, then return_home",
+];
+
+/// Waits before a resume, s.
+pub const RETRY_WAIT_S: f64 = 30.0;
+/// Resumes per field before it is skipped.
+pub const MAX_RETRIES: u32 = 2;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+enum Phase {
+    #[default]
+    Start,
+    Goto(String),
+    Scout(String),
+    Return,
+    Retry(Box<Phase>),
+    Done,
+}
+
+/// The classical driver's state.
+#[derive(Debug, Default)]
+pub struct Classical {
+    order: Vec<String>,
+    idx: usize,
+    phase: Phase,
+    retries: BTreeMap<String, u32>,
+    home_after: bool,
+    home_now: bool,
+    ended: Option<SkillEvent>,
+}
+
+impl Classical {
+    /// The rule set has nothing more to do.
+    pub fn finished(&self) -> bool {
+        self.phase == Phase::Done && self.ended.is_none() && !self.home_now
+    }
+
+    /// The start wake-up: plan, then the first skill.
+    pub fn on_wake(&mut self, st: &mut RunState, w: &Wake) {
+        if w.reason != WakeReason::Start || self.phase != Phase::Start {
+            return;
+        }
+        let plan = plan_within_limits(&st.sc.fields, &st.table, st.sc.deadline_s, st.sc.fuel_limit_mj);
+        match plan {
+            Ok(p) => {
+                for f in &p.removed {
+                    st.removed.insert(f.clone());
+                }
+                let t = st.t();
+                st.log(Row::PlanCheck(PlanCheckRow {
+                    t,
+                    wall: wall_now(),
+                    visits: p.order.clone(),
+                    return_home: true,
+                    accepted: true,
+                    source: PlanSource::PlanChecker,
+                    reason: None,
+                    counterexample: None,
+                    planned_time_s: Some(p.cost.planned_time_s),
+                    planned_energy_mj: Some(p.cost.planned_energy_mj),
+                }));
+                self.order = p.order;
+            }
+            Err(e) => {
+                log_rule(st, &format!("no plan: {e}"));
+            }
+        }
+        self.next_field(st);
+    }
+
+    /// A skill ended (acted on by [`Classical::act`]).
+    pub fn on_skill_ended(&mut self, e: &SkillEvent) {
+        self.ended = Some(e.clone());
+    }
+
+    /// An operator request.
+    pub fn on_request(&mut self, text: &str) {
+        let t = text.to_lowercase();
+        if t.contains("home") {
+            if t.contains("now") || t.contains("immediately") {
+                self.home_now = true;
+            } else {
+                self.home_after = true;
+            }
+        }
+    }
+
+    /// Acts on what happened since the last call.
+    pub fn act(&mut self, st: &mut RunState) {
+        if self.home_now {
+            self.home_now = false;
+            if st.world.status().skill.is_some() {
+                // The stop's skill_ended (code stopped) changes nothing below.
+                st.world.request(&SkillRequest::new(SkillKind::Stop));
+            }
+            self.ended = None;
+            self.go_home(st);
+            return;
+        }
+        let Some(e) = self.ended.take() else { return };
+        let code = e.code.unwrap_or(ResultCode::Failed);
+        let phase = std::mem::take(&mut self.phase);
+        match (phase, code) {
+            (Phase::Retry(inner), _) => {
+                let r = st.world.request(&SkillRequest::new(SkillKind::Resume));
+                self.phase = *inner;
+                if !r.accepted {
+                    log_rule(st, &format!("resume refused: {}", r.cause.unwrap_or_default()));
+                    self.skip(st);
+                }
+            }
+            (Phase::Goto(f), ResultCode::Succeeded) => {
+                self.phase = Phase::Scout(f.clone());
+                self.dispatch(st, SkillRequest::new(SkillKind::Scout).field(&f));
+            }
+            (Phase::Scout(_), ResultCode::Succeeded) => {
+                self.idx += 1;
+                self.next_field(st);
+            }
+            (Phase::Return, ResultCode::Succeeded) => self.phase = Phase::Done,
+            (p @ (Phase::Goto(_) | Phase::Scout(_) | Phase::Return), ResultCode::Blocked) => {
+                let key = match &p {
+                    Phase::Goto(f) | Phase::Scout(f) => f.clone(),
+                    _ => "H".into(),
+                };
+                let n = self.retries.entry(key.clone()).or_default();
+                *n += 1;
+                if *n <= MAX_RETRIES || key == "H" {
+                    log_rule(st, &format!("blocked: wait {RETRY_WAIT_S} s, then resume"));
+                    self.phase = Phase::Retry(Box::new(p));
+                    self.dispatch(st, SkillRequest::new(SkillKind::Wait).seconds(RETRY_WAIT_S));
+                } else {
+                    log_rule(st, &format!("blocked {} times: skip {key}", *n));
+                    self.phase = p;
+                    self.skip(st);
+                }
+            }
+            (p, ResultCode::Stopped) => self.phase = p,
+            (p, _) => {
+                self.phase = p;
+                self.skip(st);
+            }
+        }
+    }
+
+    fn skip(&mut self, st: &mut RunState) {
+        match &self.phase {
+            Phase::Return => self.go_home(st),
+            _ => {
+                if let Some(f) = self.order.get(self.idx) {
+                    st.removed.insert(f.clone());
+                }
+                self.idx += 1;
+                self.next_field(st);
+            }
+        }
+    }
+
+    fn next_field(&mut self, st: &mut RunState) {
+        while !self.home_after {
+            let Some(f) = self.order.get(self.idx).cloned() else { break };
+            if let (Some(d), Ok(legs)) = (st.sc.deadline_s, st.estimate(std::slice::from_ref(&f), true)) {
+                let need: f64 = legs.iter().map(|l| l.planned_time_s).sum();
+                if st.t() + need > d {
+                    log_rule(st, &format!("skip {f}: planned {need:.0} s would pass the deadline"));
+                    st.removed.insert(f);
+                    self.idx += 1;
+                    continue;
+                }
+            }
+            self.phase = Phase::Goto(f.clone());
+            self.dispatch(st, SkillRequest::new(SkillKind::Goto).field(&f));
+            return;
+        }
+        self.go_home(st);
+    }
+
+    fn go_home(&mut self, st: &mut RunState) {
+        self.phase = Phase::Return;
+        self.dispatch(st, SkillRequest::new(SkillKind::ReturnHome));
+    }
+
+    fn dispatch(&mut self, st: &mut RunState, req: SkillRequest) {
+        let r = st.world.request(&req);
+        if !r.accepted {
+            *st.codes.entry("rejected".into()).or_default() += 1;
+            log_rule(st, &format!("{} refused: {}", req.skill.map_or("?", |s| s.as_str()), r.cause.unwrap_or_default()));
+            if self.phase == Phase::Return {
+                self.phase = Phase::Done;
+            } else {
+                self.skip(st);
+            }
+        }
+    }
+}
+
+fn log_rule(st: &mut RunState, text: &str) {
+    let t = st.t();
+    st.log(Row::Event(EventRow {
+        t,
+        wall: wall_now(),
+        name: "classical_rule".into(),
+        skill: None,
+        code: None,
+        cause: Some(text.into()),
+        detail: serde_json::Map::new(),
+    }));
+    st.remember_event(json!({"t_s": t, "name": "classical_rule", "cause": text}));
+}
+
+impl Loop<'_> {
+    /// The classical rules take over a stuck vehicle after the planner's stuck wake-ups: the
+    /// vehicle keeps waiting; the skill ends blocked after blocked_s.
+    pub(crate) fn classical_recovery(&mut self) {
+        log_rule(&mut self.st, "stuck_wake_ups used: the classical rules decide (wait; the skill ends blocked after blocked_s)");
+    }
+
+    /// Lets the classical driver act.
+    pub(crate) fn classical_act(&mut self) {
+        if let Some(c) = self.classical.as_mut() {
+            c.act(&mut self.st);
+        }
+    }
+}

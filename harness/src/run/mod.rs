@@ -1,0 +1,298 @@
+//! The planner loop: events, not steps. The world runs in control steps; the planner is woken
+//! when something happens, and each wake-up is a tool loop that ends with a short text. The time
+//! of each model call is charged on the mission clock while the running skill goes on, and events
+//! that happen meanwhile wake the planner next. The run ends when the planner ends a turn while no
+//! skill runs, no timer is set and no scenario event waits, or at a limit.
+//!
+//! - [`state`]: what the loop and the tools share.
+//! - [`wake`]: wake-up reasons and messages.
+//! - [`classical`]: the classical rule set (mode `classical`).
+//! - [`outcome`]: the success checks and the score.
+
+pub mod classical;
+pub mod outcome;
+pub mod state;
+pub mod wake;
+
+mod step;
+mod turn;
+
+use std::collections::{BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context;
+use serde_json::{json, Value};
+
+use acres_runtime::costs::CostTable;
+use acres_runtime::geom::Vec2;
+
+use crate::knowledge::Cell;
+use crate::planner::Client;
+use crate::runlog::rows::{Identity, Mode, Profile, RunRow, Row, ToolDef, WakeReason, World};
+use crate::runlog::writer::RunWriter;
+use crate::scenario::{Limits, Recovery, RecoveryMode, Scenario, When};
+use crate::world::{CoreWorld, WorldPort};
+
+use self::state::{wall_now, RunState};
+use self::wake::Wake;
+
+/// The harness version written in run rows.
+pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How a run is made.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The mode.
+    pub mode: Mode,
+    /// The input profile.
+    pub profile: Profile,
+    /// At most this many mission seconds per wall second (0: no limit).
+    pub pace: f64,
+    /// `ask_operator` is on.
+    pub operator: bool,
+    /// The folder of the run folders.
+    pub out: PathBuf,
+    /// The world's seed.
+    pub seed: u64,
+    /// `--recovery-mode`, overriding the scenario's.
+    pub recovery_mode: Option<RecoveryMode>,
+    /// `--recovery-option KEY=VALUE` pairs, overriding the scenario's.
+    pub recovery_options: Vec<(String, String)>,
+    /// The model configuration's name (folder names, run row).
+    pub model: String,
+    /// The model file, if any.
+    pub model_file: Option<String>,
+}
+
+/// What a run gave.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The run folder.
+    pub folder: PathBuf,
+    /// The end code.
+    pub end: String,
+    /// All success checks held.
+    pub success: bool,
+    /// The world digest.
+    pub digest: String,
+    /// Mission time at the end, s.
+    pub t_s: f64,
+}
+
+/// The planner of a run.
+pub enum Planner<'c> {
+    /// The classical rule set: no model, no tools.
+    Classical,
+    /// A model configuration (scripted, a language model, a replay).
+    Model(&'c dyn Client),
+}
+
+/// The effective recovery of a run: the scenario's, with the command line's overrides.
+pub fn effective_recovery(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Recovery> {
+    let mut r = sc.recovery.clone();
+    if let Some(m) = opts.recovery_mode {
+        r.mode = m;
+    }
+    for (k, v) in &opts.recovery_options {
+        match k.as_str() {
+            "hold_s" => {
+                r.hold_s = v.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0).with_context(|| {
+                    format!("--recovery-option hold_s={v}: expected a positive number of seconds")
+                })?
+            }
+            other => anyhow::bail!("--recovery-option {other}={v}: unknown option; the options are hold_s"),
+        }
+    }
+    Ok(r)
+}
+
+/// The system text of a run.
+pub fn system_text(sc: &Scenario, mode: Mode, profile: Profile) -> String {
+    let plan_rule = if mode == Mode::Checked {
+        " goto and scout of a field need an accepted plan (tool plan) whose next visit is that field."
+    } else {
+        ""
+    };
+    format!(
+        "You plan the missions of an agricultural vehicle that scouts fields on the farm map '{}'. You never steer: \
+         you ask the vehicle's skill server for skills with the tool dispatch, and a trajectory checker and a shield \
+         stand between you and the vehicle.{plan_rule} You are woken when something happens (a skill ended, returns \
+         on the route, a request, a timer); each wake-up you call tools and then end your turn with a short text. \
+         The world does not wait: the time you think is charged on the mission clock while the vehicle goes on. \
+         Input profile: {} ({}). Units: metres, seconds, MJ; headings in degrees counter-clockwise from east.",
+        sc.map,
+        profile.as_str(),
+        match profile {
+            Profile::Vehicle => "only what the vehicle senses: pose, scan, skill server events, estimates",
+            Profile::Simulator => "also the simulator's object list and fuel energy",
+        }
+    )
+}
+
+/// Runs one scenario into `<out>/<scenario>__<mode>__<model>/`.
+pub fn run_scenario(sc: &Scenario, opts: &RunOptions, planner: Planner, table: CostTable) -> anyhow::Result<RunOutcome> {
+    let name = crate::runlog::folder_name(&sc.id, opts.mode.as_str(), &opts.model);
+    let writer = RunWriter::recreate(&opts.out, &name).with_context(|| format!("creating the run folder {name}"))?;
+    let folder = writer.path().to_path_buf();
+    let world: Box<dyn WorldPort> = Box::new(CoreWorld::new(sc, opts.seed));
+    let recovery = effective_recovery(sc, opts)?;
+    let tools = crate::tools::tools_for(opts.mode, opts.operator);
+    let system = system_text(sc, opts.mode, opts.profile);
+    let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
+    st.log(Row::Run(run_row(sc, opts, &recovery, &system, &tools)));
+    let session = match planner {
+        Planner::Classical => None,
+        Planner::Model(c) => Some(c.start(&system, &tools)),
+    };
+    let mut lp = Loop::new(st, opts.clone(), recovery, tools, session);
+    lp.run();
+    let (end, success, digest, t_s) = lp.finish();
+    Ok(RunOutcome { folder, end, success, digest, t_s })
+}
+
+fn run_row(sc: &Scenario, opts: &RunOptions, recovery: &Recovery, system: &str, tools: &[ToolDef]) -> RunRow {
+    let to_map = |v: Value| v.as_object().cloned().unwrap_or_default();
+    RunRow {
+        t: 0.0,
+        wall: wall_now(),
+        schema: crate::runlog::SCHEMA.into(),
+        scenario: sc.id.clone(),
+        scenario_file: sc.file.display().to_string(),
+        title: sc.title.clone(),
+        instruction: sc.instruction.clone(),
+        fields: sc.fields.clone(),
+        condition: sc.condition.as_str().into(),
+        deadline_s: sc.deadline_s,
+        fuel_limit_mj: sc.fuel_limit_mj,
+        mode: opts.mode,
+        profile: opts.profile,
+        world: World::Core,
+        model: opts.model.clone(),
+        model_file: opts.model_file.clone(),
+        identity: Identity { harness: HARNESS_VERSION.into(), commit: option_env!("ACRES_COMMIT").map(String::from), seed: opts.seed },
+        system: system.into(),
+        tools: tools.to_vec(),
+        limits: to_map(serde_json::to_value(&sc.limits).unwrap_or(json!({}))),
+        recovery: to_map(serde_json::to_value(recovery).unwrap_or(json!({}))),
+        pace: opts.pace,
+    }
+}
+
+/// The loop of one run.
+pub(crate) struct Loop<'a> {
+    pub(crate) st: RunState<'a>,
+    pub(crate) opts: RunOptions,
+    pub(crate) limits: Limits,
+    pub(crate) recovery: Recovery,
+    pub(crate) tools: Vec<ToolDef>,
+    pub(crate) session: Option<Box<dyn crate::planner::Session>>,
+    pub(crate) classical: Option<classical::Classical>,
+    pub(crate) wakes: VecDeque<Wake>,
+    pub(crate) end: Option<String>,
+    pub(crate) next_pose_n: u64,
+    pub(crate) requests: Vec<(When, String, bool)>,
+    pub(crate) reported_cells: BTreeSet<Cell>,
+    pub(crate) seen_objects: BTreeSet<u32>,
+    pub(crate) stuck_sent: bool,
+    pub(crate) model_error_at: Option<f64>,
+    pub(crate) next_periodic_s: Option<f64>,
+    pub(crate) wall0: Instant,
+    pub(crate) stall: VecDeque<(f64, f64)>,
+    pub(crate) last_pos: Vec2,
+    pub(crate) scouted_at: Vec<(String, f64)>,
+    pub(crate) blocked_count: u64,
+    pub(crate) consecutive_errors: u32,
+}
+
+impl<'a> Loop<'a> {
+    fn new(
+        st: RunState<'a>,
+        opts: RunOptions,
+        recovery: Recovery,
+        tools: Vec<ToolDef>,
+        session: Option<Box<dyn crate::planner::Session>>,
+    ) -> Self {
+        let limits = st.sc.limits.clone();
+        let requests = st
+            .sc
+            .events
+            .iter()
+            .filter_map(|e| match &e.what {
+                crate::scenario::EventKind::Request { text } => Some((e.when, text.clone(), false)),
+                _ => None,
+            })
+            .collect();
+        let classical = (opts.mode == Mode::Classical).then(classical::Classical::default);
+        let last_pos = st.pose().pos();
+        let next_periodic_s = limits.wake_every_s;
+        Loop {
+            st,
+            opts,
+            limits,
+            recovery,
+            tools,
+            session,
+            classical,
+            wakes: VecDeque::from([Wake::new(WakeReason::Start, json!({}))]),
+            end: None,
+            next_pose_n: 0,
+            requests,
+            reported_cells: BTreeSet::new(),
+            seen_objects: BTreeSet::new(),
+            stuck_sent: false,
+            model_error_at: None,
+            next_periodic_s,
+            wall0: Instant::now(),
+            stall: VecDeque::new(),
+            last_pos,
+            scouted_at: Vec::new(),
+            blocked_count: 0,
+            consecutive_errors: 0,
+        }
+    }
+
+    fn run(&mut self) {
+        self.log_pose();
+        if let Some(w) = self.wakes.front_mut() {
+            w.detail["instruction"] = json!(self.st.sc.instruction);
+            w.detail["fields"] = json!(self.st.sc.fields);
+            w.detail["deadline_s"] = json!(self.st.sc.deadline_s);
+            w.detail["fuel_limit_mj"] = json!(self.st.sc.fuel_limit_mj);
+        }
+        while self.end.is_none() {
+            if let Some(w) = self.wakes.pop_front() {
+                self.wake(w);
+                continue;
+            }
+            self.classical_act();
+            if self.idle() {
+                self.end = Some("done".into());
+                break;
+            }
+            self.step();
+        }
+    }
+
+    /// Nothing runs, no timer, no scenario event waits.
+    fn idle(&self) -> bool {
+        self.st.world.status().skill.is_none()
+            && self.st.timer_s.is_none()
+            && self.model_error_at.is_none()
+            && self.st.world.pending_object_events() == 0
+            && !self.requests.iter().any(|(w, _, fired)| !fired && self.request_can_fire(w))
+            && self.classical.as_ref().is_none_or(|c| c.finished())
+    }
+
+    fn request_can_fire(&self, w: &When) -> bool {
+        match w {
+            When::At { .. } => true,
+            When::AfterSeen { id, .. } => self.st.world.truth().is_some_and(|t| t.first_seen.contains_key(id)),
+        }
+    }
+}
+
+/// The run folder a run of `sc` would write.
+pub fn run_folder(out: &Path, sc: &Scenario, mode: Mode, model: &str) -> PathBuf {
+    out.join(crate::runlog::folder_name(&sc.id, mode.as_str(), model))
+}

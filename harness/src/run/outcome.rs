@@ -1,0 +1,94 @@
+//! The end of a run: the success checks of the scenario, the score, and the end row.
+
+use std::collections::BTreeMap;
+
+use super::state::wall_now;
+use super::Loop;
+use crate::runlog::rows::{EndRow, ReasoningLogged, Row, Score};
+
+/// A vehicle within this distance of home, standing, is at home, m.
+pub const HOME_TOLERANCE_M: f64 = 10.0;
+
+impl Loop<'_> {
+    /// Evaluates the checks, writes the end row; returns `(end, success, digest, t)`.
+    pub(crate) fn finish(&mut self) -> (String, bool, String, f64) {
+        let end = self.end.clone().unwrap_or_else(|| "error".into());
+        let t = self.st.t();
+        let sc = self.st.sc;
+        let deadline = sc.deadline_s.unwrap_or(f64::INFINITY);
+        let scouted_in_time: Vec<String> =
+            self.scouted_at.iter().filter(|(_, at)| *at <= deadline + 1e-9).map(|(f, _)| f.clone()).collect();
+        let all_scouted: Vec<String> = self.scouted_at.iter().map(|(f, _)| f.clone()).collect();
+        let v = self.st.world.vehicle();
+        let at_home = v.pose.pos().dist(sc.map_data.home()) <= HOME_TOLERANCE_M && v.speed_mps < 0.2;
+        let truth = self.st.world.truth();
+        let energy = truth.as_ref().map_or(self.st.energy_estimate_mj, |t| t.energy_mj);
+        let contact_steps = truth.as_ref().map_or(0, |t| t.contact_steps);
+        let s = &sc.success;
+        let mut checks = BTreeMap::new();
+        if let Some(list) = &s.scouted {
+            checks.insert("scouted".to_string(), list.iter().all(|f| scouted_in_time.contains(f)));
+        }
+        if let Some(n) = s.scouted_min {
+            let k = scouted_in_time.iter().filter(|f| sc.in_play(f)).count();
+            checks.insert("scouted_min".to_string(), k >= n as usize);
+        }
+        if let Some(list) = &s.not_scouted {
+            checks.insert("not_scouted".to_string(), !list.iter().any(|f| all_scouted.contains(f)));
+        }
+        if let Some(order) = &s.order {
+            let seq: Vec<&String> = all_scouted.iter().filter(|f| order.contains(f)).collect();
+            checks.insert("order".to_string(), seq.len() == order.len() && seq.iter().zip(order).all(|(a, b)| *a == b));
+        }
+        if s.home == Some(true) {
+            checks.insert("home".to_string(), at_home);
+        }
+        if s.before_deadline == Some(true) {
+            checks.insert("before_deadline".to_string(), at_home && t <= deadline + 1e-9);
+        }
+        if s.within_fuel == Some(true) {
+            checks.insert("within_fuel".to_string(), sc.fuel_limit_mj.is_none_or(|f| energy <= f));
+        }
+        if let Some(n) = s.max_blocked {
+            checks.insert("max_blocked".to_string(), self.blocked_count <= u64::from(n));
+        }
+        if s.no_collision == Some(true) {
+            checks.insert("no_collision".to_string(), contact_steps == 0);
+        }
+        let failed: Vec<String> = checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k.clone()).collect();
+        let ended_well = end == "done";
+        let success = ended_well && failed.is_empty();
+        let c = &self.st.counters;
+        let reasoning = if c.reasoning_replies > 0 { ReasoningLogged::Separate } else { ReasoningLogged::None };
+        let score = Score {
+            profile: self.opts.profile,
+            success,
+            end: end.clone(),
+            scouted: all_scouted,
+            time_s: round(t, 3),
+            charged_s: round(c.charged_s, 3),
+            fuel_mj: round(energy, 3),
+            codes: self.st.codes.clone(),
+            refused_plans: c.refused_plans,
+            wake_ups: c.wake_ups,
+            tool_calls: c.tool_calls,
+            tokens: c.tokens,
+            usd: c.usd,
+            interventions: c.interventions,
+            reasoning_logged: reasoning,
+            reminders: c.reminders,
+            schema_errors: c.schema_errors,
+            fallback_protocol: c.fallback_protocol,
+            pictures_dropped: c.pictures_dropped,
+            model_errors: c.model_errors,
+        };
+        let digest = self.st.world.digest();
+        self.st.log(Row::End(EndRow { t, wall: wall_now(), end: end.clone(), success, checks, failed, digest: digest.clone(), score }));
+        (end, success, digest, t)
+    }
+}
+
+fn round(v: f64, d: i32) -> f64 {
+    let k = 10f64.powi(d);
+    (v * k).round() / k
+}

@@ -1,0 +1,322 @@
+//! One control step of the loop: the world advances, and what happened becomes rows and wake-ups.
+
+use serde_json::{json, Value};
+
+use acres_vehicle::ResultCode;
+
+use super::wake::Wake;
+use super::Loop;
+use crate::knowledge::cell_center;
+use crate::runlog::rows::{EventRow, PoseRow, Profile, RequestRow, ReturnsOnRouteRow, Row, WakeReason};
+use crate::run::state::wall_now;
+use crate::scenario::{RecoveryMode, When};
+
+/// The reach of the sensors for `object_seen`, m.
+pub const SENSOR_REACH_M: f64 = 30.0;
+/// Distance a vehicle must drive within `stall_s` not to be stalled, m.
+pub const STALL_MIN_M: f64 = 50.0;
+
+impl Loop<'_> {
+    /// Advances the world by `seconds` (a model call's latency), handling every step.
+    pub(crate) fn advance(&mut self, seconds: f64) {
+        let dt = self.st.world.dt_s();
+        let steps = (seconds / dt).round() as u64;
+        for _ in 0..steps {
+            if self.end.is_some() {
+                return;
+            }
+            self.step();
+        }
+    }
+
+    /// One control step.
+    pub(crate) fn step(&mut self) {
+        let scan = self.st.world.step();
+        let t = self.st.t();
+        let v = self.st.world.vehicle();
+        let pos = v.pose.pos();
+        let d = pos.dist(self.last_pos);
+        self.st.add_energy_estimate(pos, d);
+        self.last_pos = pos;
+        while (self.next_pose_n as f64) * 0.5 <= t + 1e-9 {
+            self.log_pose();
+        }
+        for e in self.st.world.drain_events() {
+            self.on_event(e);
+        }
+        if scan {
+            self.on_scan();
+        }
+        self.due_requests(t);
+        if let Some(at) = self.st.timer_s {
+            if t + 1e-9 >= at {
+                self.st.timer_s = None;
+                self.wakes.push_back(Wake::new(WakeReason::Timer, json!({"timer_at_s": at})));
+            }
+        }
+        if let Some(at) = self.next_periodic_s {
+            if t + 1e-9 >= at {
+                self.next_periodic_s = self.limits.wake_every_s.map(|p| at + p);
+                self.wakes.push_back(Wake::new(WakeReason::Timer, json!({"period_s": self.limits.wake_every_s})));
+            }
+        }
+        if let Some(at) = self.model_error_at {
+            if t + 1e-9 >= at {
+                self.model_error_at = None;
+                if self.st.world.status().skill.is_none() {
+                    self.wakes.push_back(Wake::new(WakeReason::ModelError, json!({"model_errors": self.st.counters.model_errors})));
+                }
+            }
+        }
+        self.check_stuck(t);
+        self.check_limits(t, v.odom_m);
+        if self.opts.pace > 0.0 && self.st.world.dt_s() > 0.0 {
+            let want = t / self.opts.pace;
+            let have = self.wall0.elapsed().as_secs_f64();
+            if want > have {
+                std::thread::sleep(std::time::Duration::from_secs_f64(want - have));
+            }
+        }
+    }
+
+    /// Writes the pose row due now.
+    pub(crate) fn log_pose(&mut self) {
+        let v = self.st.world.vehicle();
+        let truth = self.st.world.truth();
+        let t = self.next_pose_n as f64 * 0.5;
+        self.next_pose_n += 1;
+        if self.next_pose_n > 1 {
+            self.st.driven.push(v.pose.pos());
+        }
+        let skill = self.st.world.status().skill.map(|s| s.as_str().to_string());
+        let row = PoseRow {
+            t,
+            wall: wall_now(),
+            x: v.pose.x,
+            y: v.pose.y,
+            yaw: v.pose.yaw,
+            speed_mps: v.speed_mps,
+            skill,
+            contact: truth.as_ref().is_some_and(|t| t.contact),
+            contact_steps: truth.as_ref().map_or(0, |t| t.contact_steps),
+            contact_object: truth.as_ref().and_then(|t| t.contact_object),
+        };
+        self.st.log(Row::Pose(row));
+    }
+
+    fn on_event(&mut self, e: acres_vehicle::SkillEvent) {
+        let t = self.st.t();
+        let detail = e.detail.as_object().cloned().unwrap_or_default();
+        self.st.log(Row::Event(EventRow {
+            t,
+            wall: wall_now(),
+            name: e.name.to_string(),
+            skill: e.skill.map(|s| s.as_str().to_string()),
+            code: e.code.map(|c| c.as_str().to_string()),
+            cause: e.cause.clone(),
+            detail: detail.clone(),
+        }));
+        let mut compact = json!({"t_s": (e.t_s * 10.0).round() / 10.0, "name": e.name, "id": e.id});
+        if let Some(s) = e.skill {
+            compact["skill"] = json!(s.as_str());
+        }
+        if let Some(c) = e.code {
+            compact["code"] = json!(c.as_str());
+        }
+        if let Some(c) = &e.cause {
+            compact["cause"] = json!(c);
+        }
+        for (k, v) in &detail {
+            compact[k] = v.clone();
+        }
+        self.st.remember_event(compact.clone());
+        match e.name {
+            "skill_ended" => {
+                let code = e.code.unwrap_or(ResultCode::Failed);
+                *self.st.codes.entry(code.as_str().to_string()).or_default() += 1;
+                if code == ResultCode::Blocked {
+                    self.blocked_count += 1;
+                }
+                if let Some(c) = self.classical.as_mut() {
+                    c.on_skill_ended(&e);
+                } else {
+                    self.wakes.push_back(Wake::new(WakeReason::SkillEnded, compact));
+                }
+            }
+            "field_scouted" => {
+                if let Some(f) = e.detail["field"].as_str() {
+                    self.scouted_at.push((f.to_string(), t));
+                    self.st.removed.insert(f.to_string());
+                    if let Some(p) = self.st.plan.as_mut() {
+                        if p.next_visit() == Some(f) {
+                            p.next += 1;
+                        }
+                    }
+                }
+            }
+            "shield_hold" => {
+                if let (Some(x), Some(y)) = (e.detail["x"].as_f64(), e.detail["y"].as_f64()) {
+                    self.st.site = Some(acres_runtime::geom::Vec2::new(x, y));
+                }
+            }
+            "shield_release" => self.stuck_sent = false,
+            _ => {}
+        }
+    }
+
+    fn on_scan(&mut self) {
+        let Some(scan) = self.st.world.scan().copied() else { return };
+        let sensor = self.st.world.sensor_pose();
+        self.st.knowledge.update(&scan, sensor, 40.0);
+        if self.classical.is_some() {
+            return;
+        }
+        // Places with objects on the route ahead (or the interrupted one) or on the plan's legs.
+        let route = self.st.world.route_ahead();
+        let mut on_route: Vec<Value> = Vec::new();
+        let mut new_cells = Vec::new();
+        for c in self.st.knowledge.on_route(&route) {
+            if !self.reported_cells.contains(&c) {
+                new_cells.push(c);
+            }
+            let p = cell_center(c);
+            on_route.push(json!([p.x, p.y]));
+        }
+        let mut on_plan: Vec<Value> = Vec::new();
+        let mut plan_leg = None;
+        if let Some(p) = &self.st.plan {
+            for (key, l) in p.legs.iter().skip(crate::tools::exec::plan_leg_index(p)) {
+                for c in self.st.knowledge.on_route(l) {
+                    if !self.reported_cells.contains(&c) && !new_cells.contains(&c) {
+                        new_cells.push(c);
+                        plan_leg.get_or_insert(key.clone());
+                    }
+                    let pc = cell_center(c);
+                    on_plan.push(json!({"leg": key, "x": pc.x, "y": pc.y}));
+                }
+            }
+        }
+        if self.opts.profile == Profile::Simulator {
+            if let Some(truth) = self.st.world.truth() {
+                let pos = self.st.pose().pos();
+                for (id, kind, pose) in &truth.objects {
+                    let d = pose.pos().dist(pos);
+                    if d <= SENSOR_REACH_M && self.seen_objects.insert(*id) {
+                        let on = crate::knowledge::near_polyline(pose.pos(), &route, 3.0);
+                        self.wakes.push_back(Wake::new(
+                            WakeReason::ObjectSeen,
+                            json!({"id": id, "kind": kind.as_str(), "x": pose.x, "y": pose.y, "distance_m": (d * 10.0).round() / 10.0, "on_route": on}),
+                        ));
+                    }
+                }
+            }
+            for c in new_cells {
+                self.reported_cells.insert(c);
+            }
+            return;
+        }
+        if new_cells.is_empty() {
+            return;
+        }
+        let cells: Vec<[f64; 2]> = new_cells.iter().map(|c| {
+            let p = cell_center(*c);
+            [p.x, p.y]
+        }).collect();
+        for c in &new_cells {
+            self.reported_cells.insert(*c);
+        }
+        let on_current = !on_route.is_empty();
+        let leg = if on_current { self.st.world.status().target.map(|t| format!("route to {t}")) } else { plan_leg };
+        self.st.log(Row::ReturnsOnRoute(ReturnsOnRouteRow { t: self.st.t(), wall: wall_now(), cells: cells.clone(), leg: leg.clone() }));
+        // One wake-up for a burst of cells: skip when one is already waiting.
+        if self.wakes.iter().any(|w| w.reason == WakeReason::ReturnsOnRoute) {
+            return;
+        }
+        self.wakes.push_back(Wake::new(
+            WakeReason::ReturnsOnRoute,
+            json!({"on_route": on_route, "on_plan": on_plan, "leg": leg, "new_cells": cells}),
+        ));
+    }
+
+    fn due_requests(&mut self, t: f64) {
+        let seen = self.st.world.truth().map(|tr| tr.first_seen).unwrap_or_default();
+        let mut due = Vec::new();
+        for (when, text, fired) in self.requests.iter_mut() {
+            if *fired {
+                continue;
+            }
+            let at = match when {
+                When::At { t_s } => Some(*t_s),
+                When::AfterSeen { id, delay_s } => seen.get(id).map(|s| *s + *delay_s),
+            };
+            if at.is_some_and(|a| t + 1e-9 >= a) {
+                *fired = true;
+                due.push(text.clone());
+            }
+        }
+        for text in due {
+            self.st.requests.push((t, text.clone()));
+            self.st.log(Row::Request(RequestRow { t, wall: wall_now(), text: text.clone() }));
+            self.st.remember_event(json!({"t_s": (t * 10.0).round() / 10.0, "name": "request", "text": text}));
+            if let Some(c) = self.classical.as_mut() {
+                c.on_request(&text);
+            } else {
+                self.wakes.push_back(Wake::new(WakeReason::Request, json!({"text": text})));
+            }
+        }
+    }
+
+    fn check_stuck(&mut self, t: f64) {
+        if self.recovery.mode != RecoveryMode::Menu || self.stuck_sent || self.classical.is_some() {
+            return;
+        }
+        let st = self.st.world.status();
+        let Some(since) = st.hold_since_s else { return };
+        if t - since + 1e-9 < self.recovery.hold_s {
+            return;
+        }
+        self.stuck_sent = true;
+        if self.st.counters.stuck_wake_ups >= u64::from(self.limits.stuck_wake_ups) {
+            // The planner used its stuck wake-ups: the classical rules decide.
+            self.classical_recovery();
+            return;
+        }
+        self.st.counters.stuck_wake_ups += 1;
+        self.wakes.push_back(Wake::new(
+            WakeReason::Stuck,
+            json!({
+                "held_s": (t - since).round(), "skill": st.skill.map(|s| s.as_str()), "target": st.target,
+                "ahead_m": finite(self.st.world.ahead_m()),
+                "options": crate::run::classical::RECOVERY_OPTIONS,
+                "stuck_wake_ups_left": u64::from(self.limits.stuck_wake_ups) - self.st.counters.stuck_wake_ups,
+            }),
+        ));
+    }
+
+    fn check_limits(&mut self, t: f64, odom_m: f64) {
+        if t >= self.limits.sim_s {
+            self.end = Some("limit_sim_time".into());
+        } else if self.wall0.elapsed().as_secs_f64() >= self.limits.wall_s {
+            self.end = Some("limit_wall_time".into());
+        }
+        if let Some(stall_s) = self.limits.stall_s {
+            self.stall.push_back((t, odom_m));
+            while self.stall.len() > 2 && self.stall[1].0 <= t - stall_s {
+                self.stall.pop_front();
+            }
+            if let Some(&(t0, o0)) = self.stall.front() {
+                if t - t0 >= stall_s - 1e-9 && odom_m - o0 < STALL_MIN_M {
+                    self.end = Some("limit_stalled".into());
+                }
+            }
+        }
+    }
+}
+
+fn finite(v: f64) -> Value {
+    if v.is_finite() {
+        json!((v * 10.0).round() / 10.0)
+    } else {
+        Value::Null
+    }
+}

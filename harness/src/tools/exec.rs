@@ -1,0 +1,430 @@
+//! What each tool does. Every result is one JSON object; an error result has `"error"`.
+
+use serde_json::{json, Value};
+
+use acres_runtime::geom::Vec2;
+use acres_runtime::plancheck::{self, CheckContext};
+use acres_vehicle::{SkillKind, SkillRequest};
+
+use crate::knowledge::cell_center;
+use crate::picture::{self, Around, Region, View};
+use crate::run::state::{round, AcceptedPlan, Frame, RunState};
+use crate::runlog::rows::{Mode, NoteRow, PlanCheckRow, PlanSource, Profile, Row, ToolDef, View as RowView};
+use crate::tools::check_arguments;
+
+/// The outcome of one tool call.
+#[derive(Debug, Clone)]
+pub struct ToolOutcome {
+    /// The result object.
+    pub result: Value,
+    /// The call failed.
+    pub is_error: bool,
+    /// A picture that goes with the result (`look`).
+    pub image: Option<Frame>,
+}
+
+fn ok(result: Value) -> ToolOutcome {
+    ToolOutcome { result, is_error: false, image: None }
+}
+
+fn err(msg: impl Into<String>) -> ToolOutcome {
+    ToolOutcome { result: json!({"error": msg.into()}), is_error: true, image: None }
+}
+
+/// Runs one tool call: checks the arguments against the schema, then acts.
+pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -> ToolOutcome {
+    if let Err(e) = check_arguments(tools, name, args) {
+        st.counters.schema_errors += 1;
+        return err(e);
+    }
+    match name {
+        "look" => look(st, args),
+        "read" => read(st, args["what"].as_str().unwrap_or_default()),
+        "plan" => plan(st, args),
+        "dispatch" => dispatch(st, args),
+        "note" => {
+            let text = args["text"].as_str().unwrap_or_default().to_string();
+            st.notes.push(text.clone());
+            let n = st.notes.len() as u64;
+            st.log(Row::Note(NoteRow { t: st.t(), wall: crate::run::state::wall_now(), n, text }));
+            ok(json!({"notes": n}))
+        }
+        "ask_operator" => {
+            st.counters.interventions += 1;
+            let answer = st.sc.operator.as_ref().map_or("The operator does not answer.".to_string(), |o| o.answer.clone());
+            ok(json!({"answer": answer, "interventions": st.counters.interventions}))
+        }
+        _ => err(format!("unknown tool \"{name}\"")),
+    }
+}
+
+fn look(st: &mut RunState, args: &Value) -> ToolOutcome {
+    let view = args["view"].as_str().unwrap_or("map");
+    let frame_arg = args.get("frame").and_then(Value::as_str);
+    if view == "compare" {
+        let (Some(a), Some(b)) = (frame_arg, args.get("other_frame").and_then(Value::as_str)) else {
+            return err("compare needs frame and other_frame");
+        };
+        let find = |id: &str| st.frames.iter().find(|f| f.id == id).cloned();
+        let (Some(fa), Some(fb)) = (find(a), find(b)) else {
+            return err(format!("no frame {a} or {b}; the frames are f0001..f{:04}", st.frames.len()));
+        };
+        let png = match picture::compare(&fa.png, &format!("{} t={:.0}s", fa.id, fa.t_s), &fb.png, &format!("{} t={:.0}s", fb.id, fb.t_s)) {
+            Ok(p) => p,
+            Err(e) => return err(e.to_string()),
+        };
+        let id = format!("f{:04}", st.frames.len() + 1);
+        let region = Some(json!({"frame": a, "other_frame": b}));
+        return match st.store_frame(id, png, RowView::Compare, region, fa.view_box, fa.m_per_px) {
+            Ok(f) => with_image(frame_result(&f), f),
+            Err(e) => err(e),
+        };
+    }
+    if let Some(id) = frame_arg {
+        if args.get("region").is_none() {
+            return match st.frames.iter().find(|f| f.id == id).cloned() {
+                Some(f) => with_image(frame_result(&f), f),
+                None => err(format!("no frame {id}; the frames are f0001..f{:04}", st.frames.len())),
+            };
+        }
+    }
+    let pview = if view == "map" {
+        View::Map
+    } else {
+        let r = args.get("region").cloned().unwrap_or(json!({"around": "vehicle"}));
+        let radius = r.get("radius_m").and_then(Value::as_f64);
+        let region = if let Some(f) = r.get("field").and_then(Value::as_str) {
+            Region::Field(f.to_string())
+        } else if let Some(a) = r.get("around").and_then(Value::as_str) {
+            let what = match a {
+                "home" => Around::Home,
+                "site" => Around::Site,
+                _ => Around::Vehicle,
+            };
+            Region::Around { what, radius_m: radius }
+        } else if let (Some(x), Some(y)) = (r.get("x").and_then(Value::as_f64), r.get("y").and_then(Value::as_f64)) {
+            Region::Circle { x, y, radius_m: radius.unwrap_or(picture::DEFAULT_RADIUS_M) }
+        } else {
+            return err("arguments.region: give field, around, or x and y (with radius_m)");
+        };
+        View::Zoom(region)
+    };
+    let region = args.get("region").cloned();
+    match st.picture(pview, region) {
+        Ok(f) => with_image(frame_result(&f), f),
+        Err(e) => err(e),
+    }
+}
+
+fn frame_result(f: &Frame) -> Value {
+    json!({"frame": f.id, "t_s": round(f.t_s, 1), "view": f.view.as_str(), "view_box": f.view_box.map(|v| round(v, 1)), "m_per_px": round(f.m_per_px, 3)})
+}
+
+fn with_image(result: Value, f: Frame) -> ToolOutcome {
+    ToolOutcome { result, is_error: false, image: Some(f) }
+}
+
+fn finite(v: f32) -> Value {
+    if v.is_finite() {
+        json!(round(f64::from(v), 2))
+    } else {
+        Value::Null
+    }
+}
+
+/// The `read` tool.
+pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
+    let t = st.t();
+    match what {
+        "vehicle" => {
+            let v = st.world.vehicle();
+            let mut r = json!({
+                "t_s": round(t, 1), "x": round(v.pose.x, 1), "y": round(v.pose.y, 1),
+                "heading_deg": round(v.pose.yaw.to_degrees(), 1), "speed_mps": round(v.speed_mps, 2),
+                "driven_m": round(v.odom_m, 1), "at": st.planning_place(),
+                "skill": st.skill_json(),
+                "shield": {"holding": st.world.status().state == "holding", "ahead_m": finite(st.world.ahead_m() as f32)},
+            });
+            if st.profile == Profile::Simulator {
+                match st.guarded_truth("fuel energy") {
+                    Ok(truth) => r["fuel_mj"] = json!(round(truth.energy_mj, 3)),
+                    Err(e) => return err(e.to_string()),
+                }
+            }
+            ok(r)
+        }
+        "mission" => {
+            let status = st.world.status();
+            let cells_json = |cells: Vec<crate::knowledge::Cell>| -> Vec<Value> {
+                cells
+                    .into_iter()
+                    .map(|c| {
+                        let p = cell_center(c);
+                        json!({"x": p.x, "y": p.y})
+                    })
+                    .collect()
+            };
+            let on_route = cells_json(st.knowledge.on_route(&st.world.route_ahead()));
+            let mut on_plan = Vec::new();
+            if let Some(p) = &st.plan {
+                for (key, l) in p.legs.iter().skip(plan_leg_index(p)) {
+                    for c in cells_json(st.knowledge.on_route(l)) {
+                        on_plan.push(json!({"leg": key, "x": c["x"], "y": c["y"]}));
+                    }
+                }
+            }
+            ok(json!({
+                "instruction": st.sc.instruction, "fields": st.sc.fields, "scouted": status.scouted,
+                "coverage": status.coverage.iter().map(|(k, v)| (k.clone(), json!(round(*v, 3)))).collect::<serde_json::Map<_, _>>(),
+                "deadline_s": st.sc.deadline_s, "fuel_limit_mj": st.sc.fuel_limit_mj, "t_s": round(t, 1),
+                "plan": st.plan.as_ref().map(|p| json!({"visits": p.visits, "next": p.next_visit(), "return_home": p.return_home})),
+                "skill": st.skill_json(),
+                "interrupted": status.interrupted.map(|(k, id, target)| json!({"skill": k.as_str(), "id": id, "target": target})),
+                "returns_on_route": on_route,
+                "returns_on_plan": on_plan,
+                "requests": st.requests.iter().map(|(t, s)| json!({"t_s": round(*t, 1), "text": s})).collect::<Vec<_>>(),
+                "removed": st.removed,
+            }))
+        }
+        "fields" => {
+            let status = st.world.status();
+            let map = st.sc.map_data.clone();
+            let mut list = Vec::new();
+            for f in map.fields.values() {
+                let in_play = st.sc.in_play(&f.id);
+                let mut v = json!({
+                    "id": f.id, "in_play": in_play, "scouted": status.scouted.contains(&f.id),
+                    "coverage": round(status.coverage.get(&f.id).copied().unwrap_or(0.0), 3),
+                    "area_ha": round(f.area_ha, 2), "entry": {"x": f.entry_pos.x, "y": f.entry_pos.y},
+                    "loop_m": round(f.loop_length_m(), 1),
+                });
+                if in_play {
+                    if let Ok(legs) = st.estimate(std::slice::from_ref(&f.id), true) {
+                        let time: f64 = legs.iter().map(|l| l.planned_time_s).sum();
+                        let energy: f64 = legs.iter().map(|l| l.planned_energy_mj).sum();
+                        v["from_here"] = json!({"planned_time_s": round(time, 1), "planned_energy_mj": round(energy, 2)});
+                    }
+                }
+                list.push(v);
+            }
+            ok(json!({"fields": list}))
+        }
+        "budget" => {
+            let l = &st.sc.limits;
+            let c = &st.counters;
+            ok(json!({
+                "t_s": round(t, 1), "deadline_s": st.sc.deadline_s, "time_left_s": st.sc.deadline_s.map(|d| round(d - t, 1)),
+                "fuel_limit_mj": st.sc.fuel_limit_mj, "energy_used_mj": round(st.energy_estimate_mj, 2),
+                "energy_left_mj": st.sc.fuel_limit_mj.map(|f| round(f - st.energy_estimate_mj, 2)),
+                "energy_is": "an estimate from the cost tables",
+                "wake_ups": c.wake_ups, "wake_ups_left": u64::from(l.wake_ups).saturating_sub(c.wake_ups),
+                "tool_calls": c.tool_calls, "tool_calls_left": u64::from(l.tool_calls).saturating_sub(c.tool_calls),
+                "charged_s": round(c.charged_s, 1), "tokens": c.tokens, "usd": round(c.usd, 4),
+            }))
+        }
+        "events" => ok(json!({"events": st.events})),
+        "notes" => ok(json!({"notes": st.notes})),
+        "scan" => {
+            let Some(s) = st.world.scan().copied() else {
+                return ok(json!({"t_s": round(t, 1), "scan": null, "why": "no sweep yet"}));
+            };
+            let names = ["ahead", "front_left", "left", "rear_left", "behind", "rear_right", "right", "front_right"];
+            let sectors: serde_json::Map<String, Value> =
+                names.iter().zip(s.sectors_m.iter()).map(|(n, r)| (n.to_string(), finite(*r))).collect();
+            let blocked: Vec<Value> = st
+                .knowledge
+                .objects()
+                .into_iter()
+                .map(|c| {
+                    let p = cell_center(c);
+                    json!([p.x, p.y])
+                })
+                .collect();
+            ok(json!({
+                "t_s": round(t, 1), "ranges_m": s.ranges_m.iter().map(|r| finite(*r)).collect::<Vec<_>>(),
+                "ranges_are": "360 ranges, index = bearing in degrees counter-clockwise from the heading (0 ahead, 90 left); null: no return",
+                "sectors_m": sectors, "ahead_m": finite(s.ahead_m),
+                "shield_rules": st.world.shield_rules().iter().map(|r| json!({"name": r.name, "rule": r.text})).collect::<Vec<_>>(),
+                "blocked_places": blocked,
+            }))
+        }
+        "objects" => match st.guarded_truth("the object list") {
+            Ok(truth) => ok(json!({"objects": truth.objects.iter().map(|(id, kind, pose)| {
+                let (l, w, h) = kind.dims_m();
+                json!({"id": id, "kind": kind.as_str(), "x": round(pose.x, 1), "y": round(pose.y, 1),
+                       "heading_deg": round(pose.yaw.to_degrees(), 1), "length_m": l, "width_m": w, "height_m": h, "speed_mps": 0.0})
+            }).collect::<Vec<_>>()})),
+            Err(e) => err(e.to_string()),
+        },
+        other => err(format!("cannot read \"{other}\"")),
+    }
+}
+
+fn plan(st: &mut RunState, args: &Value) -> ToolOutcome {
+    let visits: Vec<String> = args["visits"].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default();
+    let return_home = args.get("return_home").and_then(Value::as_bool).unwrap_or(true);
+    let verdict = verdict(st, &visits, return_home);
+    let accepted = verdict.get("accepted") == Some(&Value::Bool(true));
+    if !accepted {
+        st.counters.refused_plans += 1;
+    }
+    let row = PlanCheckRow {
+        t: st.t(),
+        wall: crate::run::state::wall_now(),
+        visits: visits.clone(),
+        return_home,
+        accepted,
+        source: if verdict["source"] == "harness" { PlanSource::Harness } else { PlanSource::PlanChecker },
+        reason: verdict["reason"].as_str().map(String::from),
+        counterexample: verdict["counterexample"].as_str().map(String::from),
+        planned_time_s: verdict["planned_time_s"].as_f64(),
+        planned_energy_mj: verdict["planned_energy_mj"].as_f64(),
+    };
+    st.log(Row::PlanCheck(row));
+    ok(verdict)
+}
+
+/// The verdict of a plan; accepting it makes it the run's plan.
+fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
+    let map = st.sc.map_data.clone();
+    let refuse = |source: &str, reason: &str, text: String| {
+        json!({"accepted": false, "source": source, "reason": reason, "counterexample": text})
+    };
+    if let Some((i, f)) = visits.iter().enumerate().find(|(_, f)| !map.fields.contains_key(*f)) {
+        let ids: Vec<&str> = map.fields.keys().map(String::as_str).collect();
+        return refuse("harness", "unknown_field", format!("visit {} is {f}, which the map does not have (fields: {})", i + 1, ids.join(", ")));
+    }
+    let mut code = vec![json!("H")];
+    code.extend(visits.iter().map(|v| json!(v)));
+    if return_home {
+        code.push(json!("H"));
+    }
+    let ctx = CheckContext { options: st.sc.fields.iter().cloned().collect(), removed: st.removed.clone() };
+    if let Err(r) = plancheck::check(&Value::Array(code), &ctx) {
+        if let Some(f) = &r.field {
+            if let Some(fd) = map.fields.get(f) {
+                st.highlight = Some((fd.entry_pos, format!("{}: {f}", r.reason.as_str())));
+            }
+        }
+        return refuse("plan_checker", r.reason.as_str(), r.counterexample);
+    }
+    let legs = match st.estimate(visits, return_home) {
+        Ok(l) => l,
+        Err(e) => return refuse("harness", "unknown_field", e),
+    };
+    let time: f64 = legs.iter().map(|l| l.planned_time_s).sum();
+    let energy: f64 = legs.iter().map(|l| l.planned_energy_mj).sum();
+    let t = st.t();
+    let leg_json: Vec<Value> = legs
+        .iter()
+        .map(|l| {
+            let cells = st.knowledge.on_route(&l.path);
+            let mut v = json!({"leg": l.key, "planned_time_s": round(l.planned_time_s, 1), "planned_energy_mj": round(l.planned_energy_mj, 2)});
+            if !cells.is_empty() {
+                let p = cell_center(cells[0]);
+                v["warning"] = json!(format!("LiDAR returns on this leg at ({:.0}, {:.0}): {} blocked place(s)", p.x, p.y, cells.len()));
+            }
+            v
+        })
+        .collect();
+    let mut result = json!({
+        "accepted": true, "visits": visits, "return_home": return_home,
+        "planned_time_s": round(time, 1), "planned_energy_mj": round(energy, 2), "ends_at_s": round(t + time, 1),
+        "legs": leg_json,
+    });
+    if let Some(d) = st.sc.deadline_s {
+        if t + time > d {
+            result = refuse("harness", "deadline", format!("the plan ends at t = {:.0} s (planned {:.0} s from now), after the deadline {d:.0} s", t + time, time));
+        }
+    }
+    if result["accepted"] == true {
+        if let Some(f) = st.sc.fuel_limit_mj {
+            if st.energy_estimate_mj + energy > f {
+                result = refuse("harness", "fuel", format!("the plan needs {energy:.1} MJ more; {:.1} MJ used of the limit {f:.1} MJ", st.energy_estimate_mj));
+            }
+        }
+    }
+    if result["accepted"] == false {
+        result["planned_time_s"] = json!(round(time, 1));
+        result["planned_energy_mj"] = json!(round(energy, 2));
+        result["legs"] = Value::Array(leg_json);
+        return result;
+    }
+    if let Some(old) = &st.plan {
+        let scouted = st.world.status().scouted;
+        for v in &old.visits {
+            if !visits.contains(v) && !scouted.contains(v) {
+                st.removed.insert(v.clone());
+            }
+        }
+    }
+    st.plan = Some(AcceptedPlan {
+        visits: visits.to_vec(),
+        return_home,
+        next: 0,
+        legs: legs.into_iter().map(|l| (l.key, l.path)).collect(),
+    });
+    result
+}
+
+fn dispatch(st: &mut RunState, args: &Value) -> ToolOutcome {
+    let skill: SkillKind = match serde_json::from_value(args["skill"].clone()) {
+        Ok(s) => s,
+        Err(e) => return err(e.to_string()),
+    };
+    let a = args.get("arguments").cloned().unwrap_or(json!({}));
+    let req = SkillRequest {
+        skill: Some(skill),
+        place: a.get("place").and_then(Value::as_str).map(String::from),
+        field: a.get("field").and_then(Value::as_str).map(String::from),
+        seconds: a.get("seconds").and_then(Value::as_f64),
+        speed_cap_mps: a.get("speed_cap_mps").and_then(Value::as_f64),
+    };
+    if st.mode == Mode::Checked && matches!(skill, SkillKind::Goto | SkillKind::Scout) {
+        let target = req.field.clone().or_else(|| req.place.clone()).unwrap_or_default();
+        if st.sc.map_data.fields.contains_key(&target) {
+            match st.plan.as_ref().and_then(|p| p.next_visit().map(String::from)) {
+                None => return err(format!("refused by the plan checker rule: {} {target} needs an accepted plan whose next visit is {target}; call plan first", skill.as_str())),
+                Some(next) if next != target => {
+                    return err(format!("refused by the plan checker rule: the next visit of the accepted plan is {next}, not {target}"));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    if skill == SkillKind::Wait && st.world.status().skill.is_some() {
+        let s = req.seconds.unwrap_or(0.0);
+        let at = st.t() + s;
+        st.timer_s = Some(at);
+        return ok(json!({"accepted": true, "timer": true, "wakes_at_s": round(at, 1), "note": "a skill is running: a timer will wake you"}));
+    }
+    let reply = st.world.request(&req);
+    if let Some(c) = reply.code {
+        *st.codes.entry(c.as_str().to_string()).or_default() += 1;
+    }
+    let v = serde_json::to_value(&reply).unwrap_or(json!({}));
+    let mut r = json!({});
+    for (k, val) in v.as_object().into_iter().flatten() {
+        if !val.is_null() {
+            r[k] = val.clone();
+        }
+    }
+    if let Some(m) = r.get("route_m").and_then(Value::as_f64) {
+        r["route_m"] = json!(round(m, 1));
+    }
+    ToolOutcome { result: r, is_error: !reply.accepted, image: None }
+}
+
+/// The point of a blocked place for pictures: the nearest object cell to `p`.
+pub fn nearest_blocked(st: &RunState, p: Vec2) -> Option<Vec2> {
+    st.knowledge.objects().into_iter().map(cell_center).min_by(|a, b| a.dist(p).total_cmp(&b.dist(p)))
+}
+
+/// The index of the first plan leg not yet driven: the legs of visits before `next` are done.
+pub fn plan_leg_index(p: &AcceptedPlan) -> usize {
+    let done: Vec<&String> = p.visits[..p.next.min(p.visits.len())].iter().collect();
+    p.legs
+        .iter()
+        .position(|(k, _)| !done.iter().any(|v| k == &format!("scout:{v}") || k.ends_with(&format!(">{v}"))))
+        .unwrap_or(p.legs.len())
+}

@@ -1,0 +1,183 @@
+//! The world of a run behind one interface, [`WorldPort`]: the in-process world (`--world core`,
+//! [`CoreWorld`]: ACRES Core and the skill server in one loop) implements it now; the link world
+//! (the bridge over TCP) implements the same trait.
+//!
+//! A port gives what a vehicle has (odometry, the skill server's replies, status and events, the
+//! scan) and, separately, the simulator's truth ([`WorldPort::truth`]), which only the run log
+//! and the simulator profile may read (see `guard`).
+
+use acres_core::objects::{Object, ObjectKind};
+use acres_core::{ObjectAction, ObjectEvent, ObjectWhen, WorldConfig};
+use acres_runtime::geom::{Pose, Vec2};
+use acres_sim::CoreSim;
+use acres_vehicle::scan::Scan;
+use acres_vehicle::shield::ShieldRule;
+use acres_vehicle::{Reply, SkillEvent, SkillRequest, Status};
+
+use crate::scenario::{EventKind, Scenario, When};
+
+/// What the vehicle knows of its own motion.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct VehicleView {
+    /// Mission time, s.
+    pub t_s: f64,
+    /// Pose.
+    pub pose: Pose,
+    /// Speed, m/s.
+    pub speed_mps: f64,
+    /// Distance driven, m (wheel odometry).
+    pub odom_m: f64,
+}
+
+/// The simulator's truth: never a planner input in the vehicle profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Truth {
+    /// Objects in the world: id, kind, pose.
+    pub objects: Vec<(u32, ObjectKind, Pose)>,
+    /// Fuel energy used, MJ.
+    pub energy_mj: f64,
+    /// Contact in this step.
+    pub contact: bool,
+    /// Steps with contact so far.
+    pub contact_steps: u64,
+    /// Last object touched.
+    pub contact_object: Option<u32>,
+    /// When the LiDAR first returned points from each object, s.
+    pub first_seen: std::collections::BTreeMap<u32, f64>,
+}
+
+/// The world of a run, as the harness drives it.
+pub trait WorldPort {
+    /// The control step, s.
+    fn dt_s(&self) -> f64;
+    /// Mission time, s.
+    fn t_s(&self) -> f64;
+    /// Advances one control step; true when a new scan is ready.
+    fn step(&mut self) -> bool;
+    /// Sends a request to the skill server.
+    fn request(&mut self, req: &SkillRequest) -> Reply;
+    /// The vehicle's odometry.
+    fn vehicle(&self) -> VehicleView;
+    /// The skill server's status.
+    fn status(&self) -> Status;
+    /// The route ahead of the running motion.
+    fn route_ahead(&self) -> Vec<Vec2>;
+    /// The latest scan.
+    fn scan(&self) -> Option<&Scan>;
+    /// The LiDAR's pose on the ground (for placing scan returns on the map).
+    fn sensor_pose(&self) -> Pose;
+    /// The obstacle distance ahead, m.
+    fn ahead_m(&self) -> f64;
+    /// The shield's rules.
+    fn shield_rules(&self) -> Vec<ShieldRule>;
+    /// The skill server's events since the last call.
+    fn drain_events(&mut self) -> Vec<SkillEvent>;
+    /// Object events of the scenario that have not happened yet and still can.
+    fn pending_object_events(&self) -> usize;
+    /// The simulator's truth, when the world has one.
+    fn truth(&self) -> Option<Truth>;
+    /// The digest of the world.
+    fn digest(&self) -> String;
+}
+
+/// ACRES Core in the process.
+#[derive(Debug)]
+pub struct CoreWorld {
+    sim: CoreSim,
+    mount_forward_m: f64,
+}
+
+impl CoreWorld {
+    /// The world of a scenario, with its object events scheduled.
+    pub fn new(sc: &Scenario, seed: u64) -> CoreWorld {
+        let mut wc = WorldConfig::new(sc.map_data.clone(), sc.condition, sc.start_pose());
+        wc.seed = seed;
+        let mount_forward_m = wc.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m);
+        let mut opts = acres_vehicle::ServerOptions::new(sc.condition.speed_limits());
+        opts.blocked_s = sc.server.blocked_s;
+        let mut sim = CoreSim::new(wc, opts);
+        let graph = sc.lane_graph();
+        let mut events = Vec::new();
+        for e in &sc.events {
+            let when = match e.when {
+                When::At { t_s } => ObjectWhen::At(t_s),
+                When::AfterSeen { id, delay_s } => ObjectWhen::AfterSeen { id, delay_s },
+            };
+            let action = match &e.what {
+                EventKind::ObjectAdd { id, kind, place } => {
+                    let pose = place.resolve(&sc.map_data, &graph).expect("a checked scenario's places resolve");
+                    ObjectAction::Add(Object { id: *id, kind: *kind, pose })
+                }
+                EventKind::ObjectRemove { id } => ObjectAction::Remove(*id),
+                EventKind::Request { .. } => continue,
+            };
+            events.push(ObjectEvent { when, action });
+        }
+        sim.world.schedule(events);
+        CoreWorld { sim, mount_forward_m }
+    }
+
+    /// The simulation inside.
+    pub fn sim(&self) -> &CoreSim {
+        &self.sim
+    }
+}
+
+impl WorldPort for CoreWorld {
+    fn dt_s(&self) -> f64 {
+        self.sim.world.config().dt_s
+    }
+    fn t_s(&self) -> f64 {
+        self.sim.world.t_s()
+    }
+    fn step(&mut self) -> bool {
+        self.sim.step().scan
+    }
+    fn request(&mut self, req: &SkillRequest) -> Reply {
+        self.sim.request(req)
+    }
+    fn vehicle(&self) -> VehicleView {
+        let o = self.sim.world.odometry();
+        VehicleView { t_s: o.t_s, pose: o.pose, speed_mps: o.speed_mps, odom_m: self.sim.world.vehicle().odom_m }
+    }
+    fn status(&self) -> Status {
+        self.sim.server.status()
+    }
+    fn route_ahead(&self) -> Vec<Vec2> {
+        self.sim.server.route_ahead()
+    }
+    fn scan(&self) -> Option<&Scan> {
+        self.sim.last_scan()
+    }
+    fn sensor_pose(&self) -> Pose {
+        let p = self.sim.world.odometry().pose;
+        let s = p.to_map(Vec2::new(self.mount_forward_m, 0.0));
+        Pose { x: s.x, y: s.y, yaw: p.yaw }
+    }
+    fn ahead_m(&self) -> f64 {
+        self.sim.server.ahead_m()
+    }
+    fn shield_rules(&self) -> Vec<ShieldRule> {
+        self.sim.server.shield().rules()
+    }
+    fn drain_events(&mut self) -> Vec<SkillEvent> {
+        self.sim.drain_events()
+    }
+    fn pending_object_events(&self) -> usize {
+        self.sim.world.pending_events_due()
+    }
+    fn truth(&self) -> Option<Truth> {
+        let w = &self.sim.world;
+        Some(Truth {
+            objects: w.objects().values().map(|o| (o.id, o.kind, o.pose)).collect(),
+            energy_mj: w.energy_mj(),
+            contact: w.contact(),
+            contact_steps: w.contact_steps(),
+            contact_object: w.contact_object(),
+            first_seen: w.seen_times().clone(),
+        })
+    }
+    fn digest(&self) -> String {
+        self.sim.world.digest()
+    }
+}
