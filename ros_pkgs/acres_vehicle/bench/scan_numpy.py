@@ -74,7 +74,11 @@ def main(argv):
     if args.repeat < 1:
         print("--repeat must be at least 1", file=sys.stderr)
         return 2
-    raw = np.fromfile(args.points, dtype="<f4")
+    try:
+        raw = np.fromfile(args.points, dtype="<f4")
+    except OSError as e:
+        print(f"{args.points}: {e}", file=sys.stderr)
+        return 2
     if raw.size % 4:
         print(f"{args.points}: {raw.size} floats is not a multiple of 4", file=sys.stderr)
         return 2

@@ -14,8 +14,8 @@
 //!
 //! Result codes ([`ResultCode`]): `succeeded`; `stopped` (a `stop` ended it); `blocked` (the shield
 //! held the vehicle for `blocked_s` without a break); `failed` (the vehicle, heading along its
-//! route, is more than `max_track_error_m` off it, or made no progress for `stall_s` while not
-//! held); `rejected` (the
+//! route and past its first 5 m, is more than `max_track_error_m` off it, or made no progress for
+//! `stall_s` while not held); `rejected` (the
 //! request was refused: busy, unknown place, not at the field's entry, a route that would leave
 //! the corridor, bad arguments) — a rejected request never starts.
 //!
@@ -228,6 +228,7 @@ struct Motion {
     hold_since: Option<f64>,
     best_s: f64,
     best_t: f64,
+    start_s: f64,
 }
 
 #[derive(Debug, Clone)]
@@ -479,6 +480,7 @@ impl SkillServer {
                 }
                 m.hold_since = None;
                 m.best_t = obs.t_s;
+                m.start_s = m.follower.s_m;
                 let id = self.start_id();
                 let detail = json!({"resumes": old_id, "target": m.target, "remaining_m": m.follower.remaining_m()});
                 let route_m = m.follower.remaining_m();
@@ -533,7 +535,7 @@ impl SkillServer {
         let follower = Follower::new(route, s_m, self.opts.follower);
         self.interrupted = None;
         self.shield.reset();
-        let m = Motion { follower, cap_mps, target: target.clone(), field, loop_span, hold_since: None, best_s: s_m, best_t: self.t_s };
+        let m = Motion { follower, cap_mps, target: target.clone(), field, loop_span, hold_since: None, best_s: s_m, best_t: self.t_s, start_s: s_m };
         self.running = Some(Running { id, kind, active: Active::Motion(m) });
         self.event("skill_started", Some(id), Some(kind), None, None, json!({"target": target, "route_m": route_m}));
         Reply { accepted: true, skill: Some(kind), id: Some(id), code: None, cause: None, route_m: Some(route_m) }
@@ -599,7 +601,10 @@ impl SkillServer {
                     if obs.speed_mps < 0.05 {
                         ended = Some((ResultCode::Succeeded, format!("arrived at {}", m.target)));
                     }
-                } else if off > self.opts.max_track_error_m && aligned(&m.follower, &obs.pose) {
+                } else if off > self.opts.max_track_error_m
+                    && m.follower.s_m > m.start_s + 5.0
+                    && aligned(&m.follower, &obs.pose)
+                {
                     ended = Some((ResultCode::Failed, format!("left the route: {off:.1} m off")));
                 } else {
                     let cmd = m.follower.command(&self.map, &obs.pose, obs.speed_mps, self.opts.limits, m.cap_mps);
