@@ -105,7 +105,8 @@ impl CoreWorld {
             };
             let action = match &e.what {
                 EventKind::ObjectAdd { id, kind, place } => {
-                    let pose = place.resolve(&sc.map_data, &graph).expect("a checked scenario's places resolve");
+                    let pose =
+                        place.resolve(&sc.map_data, &graph).expect("a checked scenario's places resolve");
                     ObjectAction::Add(Object { id: *id, kind: *kind, pose })
                 }
                 EventKind::ObjectRemove { id } => ObjectAction::Remove(*id),
@@ -138,7 +139,12 @@ impl WorldPort for CoreWorld {
     }
     fn vehicle(&self) -> VehicleView {
         let o = self.sim.world.odometry();
-        VehicleView { t_s: o.t_s, pose: o.pose, speed_mps: o.speed_mps, odom_m: self.sim.world.vehicle().odom_m }
+        VehicleView {
+            t_s: o.t_s,
+            pose: o.pose,
+            speed_mps: o.speed_mps,
+            odom_m: self.sim.world.vehicle().odom_m,
+        }
     }
     fn status(&self) -> Status {
         self.sim.server.status()

@@ -12,8 +12,10 @@ fn root() -> PathBuf {
 }
 
 fn load(id: &str) -> (scenario::Scenario, CostTable) {
-    let sc = scenario::load(&root().join(format!("scenarios/{id}.json")), &root().join("scenarios/maps")).unwrap();
-    let t = CostTable::load(&root().join("scenarios/costs"), &sc.map_data.name, sc.condition.as_str()).unwrap();
+    let sc =
+        scenario::load(&root().join(format!("scenarios/{id}.json")), &root().join("scenarios/maps")).unwrap();
+    let t =
+        CostTable::load(&root().join("scenarios/costs"), &sc.map_data.name, sc.condition.as_str()).unwrap();
     (sc, t)
 }
 
@@ -27,7 +29,11 @@ fn t1_02_the_deadline_allows_all_three_fields_but_binds() {
     let d = sc.deadline_s.unwrap();
     let (_, all) = best_order(&sc.fields, &t).unwrap();
     assert!(all.planned_time_s <= d, "the best plan ({:.0} s) must fit {d}", all.planned_time_s);
-    assert!(all.planned_time_s >= d - 120.0, "the deadline must bind: {:.0} s planned, {d} allowed", all.planned_time_s);
+    assert!(
+        all.planned_time_s >= d - 120.0,
+        "the deadline must bind: {:.0} s planned, {d} allowed",
+        all.planned_time_s
+    );
 }
 
 #[test]

@@ -94,7 +94,8 @@ impl CostTable {
     /// Loads `<folder>/<map>.<condition>.json`.
     pub fn load(folder: &Path, map: &str, condition: &str) -> Result<CostTable, CostError> {
         let file = folder.join(table_file_name(map, condition));
-        let text = std::fs::read_to_string(&file).map_err(|source| CostError::Io { file: file.clone(), source })?;
+        let text =
+            std::fs::read_to_string(&file).map_err(|source| CostError::Io { file: file.clone(), source })?;
         let de = &mut serde_json::Deserializer::from_str(&text);
         let t: CostTable = serde_path_to_error::deserialize(de).map_err(|e| CostError::Invalid {
             file: file.clone(),

@@ -18,11 +18,13 @@ impl Vec2 {
     pub const fn new(x: f64, y: f64) -> Self {
         Self { x, y }
     }
-    /// Vector sum.
+    /// Vector sum (a method, so call sites read left to right like the rest of this API).
+    #[allow(clippy::should_implement_trait)]
     pub fn add(self, o: Vec2) -> Vec2 {
         Vec2::new(self.x + o.x, self.y + o.y)
     }
     /// Vector difference `self - o`.
+    #[allow(clippy::should_implement_trait)]
     pub fn sub(self, o: Vec2) -> Vec2 {
         Vec2::new(self.x - o.x, self.y - o.y)
     }
@@ -124,9 +126,7 @@ pub fn point_in_polygon(p: Vec2, poly: &[Vec2]) -> bool {
 /// Distance from `p` to the boundary of a closed polygon.
 pub fn polygon_boundary_distance(p: Vec2, poly: &[Vec2]) -> f64 {
     let n = poly.len();
-    (0..n)
-        .map(|i| segment_distance(p, poly[i], poly[(i + 1) % n]).0)
-        .fold(f64::INFINITY, f64::min)
+    (0..n).map(|i| segment_distance(p, poly[i], poly[(i + 1) % n]).0).fold(f64::INFINITY, f64::min)
 }
 
 /// Signed area of a polygon, m² (positive when counter-clockwise).
@@ -282,7 +282,9 @@ impl Obb {
 }
 
 fn project_range(pts: &[Vec2; 4], ax: Vec2) -> (f64, f64) {
-    pts.iter().map(|p| p.dot(ax)).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    pts.iter()
+        .map(|p| p.dot(ax))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
 }
 
 #[cfg(test)]

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::geom::{point_in_polygon, polygon_area, polygon_boundary_distance, segment_distance, Polyline, Vec2};
+use crate::geom::{
+    point_in_polygon, polygon_area, polygon_boundary_distance, segment_distance, Polyline, Vec2,
+};
 
 /// The schema name a map file must carry.
 pub const MAP_SCHEMA: &str = "acres-map-1";
@@ -167,7 +169,8 @@ pub enum MapError {
 impl Map {
     /// Loads and checks a map file.
     pub fn load(file: &Path) -> Result<Map, MapError> {
-        let text = std::fs::read_to_string(file).map_err(|source| MapError::Io { file: file.into(), source })?;
+        let text =
+            std::fs::read_to_string(file).map_err(|source| MapError::Io { file: file.into(), source })?;
         Self::parse(&text, file)
     }
 
@@ -220,7 +223,11 @@ impl Map {
             if l.from == l.to {
                 return Err((format!("lanes[{i}]"), "a lane must join two different nodes".into()));
             }
-            lanes.push(Lane { from: l.from.clone(), to: l.to.clone(), length_m: nodes[&l.from].dist(nodes[&l.to]) });
+            lanes.push(Lane {
+                from: l.from.clone(),
+                to: l.to.clone(),
+                length_m: nodes[&l.from].dist(nodes[&l.to]),
+            });
         }
         let mut fields = BTreeMap::new();
         for (i, f) in mf.fields.iter().enumerate() {
@@ -240,7 +247,10 @@ impl Map {
                 return Err((at("entry"), format!("unknown node \"{}\"", f.entry)));
             };
             if polygon_boundary_distance(entry_pos, &polygon) > 0.5 {
-                return Err((at("entry"), format!("entry node \"{}\" is not on the field's boundary", f.entry)));
+                return Err((
+                    at("entry"),
+                    format!("entry node \"{}\" is not on the field's boundary", f.entry),
+                ));
             }
             let raw_loop = match &f.scout_loop {
                 Some(l) => {
@@ -420,11 +430,20 @@ mod tests {
 
     #[test]
     fn bad_maps_name_the_path() {
-        let good = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/maps/default.json")).unwrap();
+        let good = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/maps/default.json"),
+        )
+        .unwrap();
         let cases = [
-            (good.replacen("\"entry\": \"E51\"", "\"entry\": \"E99\"", 1), "fields[0].entry: unknown node \"E99\""),
+            (
+                good.replacen("\"entry\": \"E51\"", "\"entry\": \"E99\"", 1),
+                "fields[0].entry: unknown node \"E99\"",
+            ),
             (good.replacen("\"lane_width_m\": 6.0", "\"lane_width_m\": \"6\"", 1), "at lane_width_m:"),
-            (good.replacen("\"schema\": \"acres-map-1\"", "\"schema\": \"acres-map-0\"", 1), "at schema: expected"),
+            (
+                good.replacen("\"schema\": \"acres-map-1\"", "\"schema\": \"acres-map-0\"", 1),
+                "at schema: expected",
+            ),
             (good.replacen("\"from\": \"H\"", "\"from\": \"X\"", 1), "lanes[0].from: unknown node \"X\""),
         ];
         for (text, want) in cases {

@@ -127,7 +127,8 @@ pub fn plan_within_limits(
     energy_limit_mj: Option<f64>,
 ) -> Result<MissionPlan, MissionError> {
     let over = |c: &PlanCost| {
-        time_limit_s.is_some_and(|l| c.planned_time_s > l) || energy_limit_mj.is_some_and(|l| c.planned_energy_mj > l)
+        time_limit_s.is_some_and(|l| c.planned_time_s > l)
+            || energy_limit_mj.is_some_and(|l| c.planned_energy_mj > l)
     };
     let mut kept: Vec<String> = fields.to_vec();
     let mut removed = Vec::new();
@@ -139,7 +140,9 @@ pub fn plan_within_limits(
             rest.remove(i);
             let (o, c) = best_order(&rest, table)?;
             let key = (c.planned_time_s, c.planned_energy_mj);
-            if best.as_ref().is_none_or(|b| key.0 < b.2.planned_time_s || (key.0 == b.2.planned_time_s && key.1 < b.2.planned_energy_mj)) {
+            if best.as_ref().is_none_or(|b| {
+                key.0 < b.2.planned_time_s || (key.0 == b.2.planned_time_s && key.1 < b.2.planned_energy_mj)
+            }) {
                 best = Some((i, o, c));
             }
         }
@@ -174,7 +177,10 @@ mod tests {
             for g in &fields {
                 if f != g {
                     let t = next();
-                    legs.insert(Leg::goto(f, g).key(), LegCost { time_s: t, energy_mj: t / 7.0, length_m: t });
+                    legs.insert(
+                        Leg::goto(f, g).key(),
+                        LegCost { time_s: t, energy_mj: t / 7.0, length_m: t },
+                    );
                 }
             }
         }

@@ -81,13 +81,25 @@ pub fn check(mission: &Value, ctx: &CheckContext) -> Result<Vec<String>, Refusal
         counterexample: text,
     };
     let Some(arr) = mission.as_array() else {
-        return Err(refuse(Reason::Malformed, None, None, format!("the mission is not a list of stops: {mission}")));
+        return Err(refuse(
+            Reason::Malformed,
+            None,
+            None,
+            format!("the mission is not a list of stops: {mission}"),
+        ));
     };
     let mut stops = Vec::with_capacity(arr.len());
     for (i, v) in arr.iter().enumerate() {
         match v.as_str() {
             Some(s) if !s.trim().is_empty() => stops.push(s.to_string()),
-            _ => return Err(refuse(Reason::Malformed, Some(i), None, format!("stop {i} is {v}, not a place name"))),
+            _ => {
+                return Err(refuse(
+                    Reason::Malformed,
+                    Some(i),
+                    None,
+                    format!("stop {i} is {v}, not a place name"),
+                ))
+            }
         }
     }
     if stops.len() < 2 {
@@ -149,7 +161,11 @@ pub fn check(mission: &Value, ctx: &CheckContext) -> Result<Vec<String>, Refusal
                 Reason::NotAnOption,
                 Some(i + 1),
                 Some(f),
-                format!("{f} (stop {}) is not a field of this mission; the options are {}", i + 1, opts.join(", ")),
+                format!(
+                    "{f} (stop {}) is not a field of this mission; the options are {}",
+                    i + 1,
+                    opts.join(", ")
+                ),
             ));
         }
     }
@@ -191,11 +207,23 @@ mod tests {
             (json!(["H", ""]), Reason::Malformed, "stop 1 is \"\""),
             (json!(["H"]), Reason::MissionNotWellFormed, "at least two stops"),
             (json!(["H", "H"]), Reason::MissionNotWellFormed, "visits no field"),
-            (json!(["H", "F51", "H", "F53", "H"]), Reason::MissionNotWellFormed, "stop 2 is H between fields"),
+            (
+                json!(["H", "F51", "H", "F53", "H"]),
+                Reason::MissionNotWellFormed,
+                "stop 2 is H between fields",
+            ),
             (json!(["F51", "F53", "H"]), Reason::NotHomeToHome, "starts at F51"),
             (json!(["H", "F51", "F53"]), Reason::NotHomeToHome, "ends at F53"),
-            (json!(["H", "F51", "F53", "F51", "H"]), Reason::FieldsNotEachOnce, "F51 is visited at stop 1 and again at stop 3"),
-            (json!(["H", "F51", "F57", "H"]), Reason::NotAnOption, "F57 (stop 2) is not a field of this mission"),
+            (
+                json!(["H", "F51", "F53", "F51", "H"]),
+                Reason::FieldsNotEachOnce,
+                "F51 is visited at stop 1 and again at stop 3",
+            ),
+            (
+                json!(["H", "F51", "F57", "H"]),
+                Reason::NotAnOption,
+                "F57 (stop 2) is not a field of this mission",
+            ),
             (json!(["H", "F55", "H"]), Reason::RemovedEntry, "F55 (stop 1) was removed"),
         ];
         for (mission, reason, text) in cases {

@@ -14,7 +14,9 @@ use acres_sim::CoreSim;
 use acres_vehicle::{ServerOptions, SkillKind, SkillRequest};
 
 fn main() {
-    let map = Arc::new(Map::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/maps/default.json")).unwrap());
+    let map = Arc::new(
+        Map::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/maps/default.json")).unwrap(),
+    );
     let f = &map.fields["F57"];
     let entry = f.entry_pos;
     let near = |k: usize, dx: f64| {
@@ -26,10 +28,19 @@ fn main() {
     let mut sweeps = 0;
     for _ in 0..3 {
         let start = Pose { x: entry.x, y: entry.y, yaw: std::f64::consts::FRAC_PI_2 };
-        let mut sim = CoreSim::new(WorldConfig::new(map.clone(), Condition::Dry, start), ServerOptions::new(Condition::Dry.speed_limits()));
+        let mut sim = CoreSim::new(
+            WorldConfig::new(map.clone(), Condition::Dry, start),
+            ServerOptions::new(Condition::Dry.speed_limits()),
+        );
         sim.world.schedule([
-            ObjectEvent { when: ObjectWhen::At(0.0), action: ObjectAction::Add(Object { id: 1, kind: ObjectKind::Person, pose: near(1, 15.0) }) },
-            ObjectEvent { when: ObjectWhen::At(0.0), action: ObjectAction::Add(Object { id: 2, kind: ObjectKind::Tractor, pose: near(2, -20.0) }) },
+            ObjectEvent {
+                when: ObjectWhen::At(0.0),
+                action: ObjectAction::Add(Object { id: 1, kind: ObjectKind::Person, pose: near(1, 15.0) }),
+            },
+            ObjectEvent {
+                when: ObjectWhen::At(0.0),
+                action: ObjectAction::Add(Object { id: 2, kind: ObjectKind::Tractor, pose: near(2, -20.0) }),
+            },
         ]);
         assert!(sim.request(&SkillRequest::new(SkillKind::Scout).field("F57")).accepted);
         let t0 = Instant::now();

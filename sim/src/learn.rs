@@ -44,7 +44,12 @@ pub fn all_legs(map: &Map) -> Vec<Leg> {
 }
 
 /// Drives one leg and returns its cost.
-pub fn drive_leg(map: &Arc<Map>, graph: &LaneGraph, condition: Condition, leg: &Leg) -> Result<LegCost, LearnError> {
+pub fn drive_leg(
+    map: &Arc<Map>,
+    graph: &LaneGraph,
+    condition: Condition,
+    leg: &Leg,
+) -> Result<LegCost, LearnError> {
     let err = |why: String| LearnError { key: leg.key(), why };
     let path = leg_path(map, graph, leg).ok_or_else(|| err("no path".into()))?;
     let p0 = path.points[0];
@@ -92,5 +97,10 @@ pub fn learn_table(map: &Arc<Map>, condition: Condition) -> Result<CostTable, Le
         let c = drive_leg(map, &graph, condition, &leg)?;
         legs.insert(leg.key(), c);
     }
-    Ok(CostTable { schema: COSTS_SCHEMA.into(), map: map.name.clone(), condition: condition.as_str().into(), legs })
+    Ok(CostTable {
+        schema: COSTS_SCHEMA.into(),
+        map: map.name.clone(),
+        condition: condition.as_str().into(),
+        legs,
+    })
 }

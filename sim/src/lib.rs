@@ -43,7 +43,13 @@ impl CoreSim {
             // Keep points from 0.3 m above ground up to 0.5 m above the sensor.
             scan_cfg.min_z_m = (0.3 - l.mount_height_m) as f32;
         }
-        Self { world: World::new(world), server: SkillServer::new(map, server), scan_cfg, last_scan: None, scans: 0 }
+        Self {
+            world: World::new(world),
+            server: SkillServer::new(map, server),
+            scan_cfg,
+            last_scan: None,
+            scans: 0,
+        }
     }
 
     /// The scan parameters in use.

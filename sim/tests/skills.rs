@@ -119,7 +119,10 @@ fn rejections_name_their_cause() {
         (SkillRequest::new(SkillKind::Goto), "goto needs a field or a place"),
         (SkillRequest::new(SkillKind::Resume), "nothing to resume"),
         (SkillRequest::new(SkillKind::Wait), "wait needs seconds > 0"),
-        (SkillRequest { speed_cap_mps: Some(-1.0), ..SkillRequest::new(SkillKind::Goto).field("F51") }, "speed_cap_mps must be a positive number"),
+        (
+            SkillRequest { speed_cap_mps: Some(-1.0), ..SkillRequest::new(SkillKind::Goto).field("F51") },
+            "speed_cap_mps must be a positive number",
+        ),
     ];
     for (req, cause) in cases {
         let r = sim.request(&req);
@@ -154,8 +157,15 @@ fn failed_when_the_vehicle_leaves_its_route() {
 #[test]
 fn the_shield_holds_for_a_truck_and_releases_when_it_leaves() {
     let mut sim = sim_at(home(), |o| o.blocked_s = 1000.0);
-    let truck = place_object(1, ObjectKind::Truck, Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true });
-    sim.world.schedule([truck, ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 80.0 }, action: ObjectAction::Remove(1) }]);
+    let truck = place_object(
+        1,
+        ObjectKind::Truck,
+        Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true },
+    );
+    sim.world.schedule([
+        truck,
+        ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 80.0 }, action: ObjectAction::Remove(1) },
+    ]);
     sim.request(&SkillRequest::new(SkillKind::Goto).field("F55"));
     let (e, all) = run_until_end(&mut sim, 900.0);
     assert_eq!(e.unwrap().code, Some(ResultCode::Succeeded));
@@ -170,8 +180,15 @@ fn the_shield_holds_for_a_truck_and_releases_when_it_leaves() {
 #[test]
 fn blocked_after_blocked_s_then_resume_after_the_object_leaves() {
     let mut sim = sim_at(home(), |o| o.blocked_s = 30.0);
-    let truck = place_object(1, ObjectKind::Truck, Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true });
-    sim.world.schedule([truck, ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 90.0 }, action: ObjectAction::Remove(1) }]);
+    let truck = place_object(
+        1,
+        ObjectKind::Truck,
+        Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true },
+    );
+    sim.world.schedule([
+        truck,
+        ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 90.0 }, action: ObjectAction::Remove(1) },
+    ]);
     sim.request(&SkillRequest::new(SkillKind::Goto).field("F55"));
     let (e, all) = run_until_end(&mut sim, 900.0);
     let e = e.unwrap();
@@ -192,8 +209,13 @@ fn blocked_after_blocked_s_then_resume_after_the_object_leaves() {
 fn a_person_on_the_loop_holds_the_scout() {
     let m = map();
     let entry = m.fields["F53"].entry_pos;
-    let mut sim = sim_at(Pose { x: entry.x, y: entry.y, yaw: std::f64::consts::FRAC_PI_2 }, |o| o.blocked_s = 20.0);
-    let person = place_object(2, ObjectKind::Person, Place::LoopOf { loop_of: "F53".into(), at_fraction: 0.1, across: false });
+    let mut sim =
+        sim_at(Pose { x: entry.x, y: entry.y, yaw: std::f64::consts::FRAC_PI_2 }, |o| o.blocked_s = 20.0);
+    let person = place_object(
+        2,
+        ObjectKind::Person,
+        Place::LoopOf { loop_of: "F53".into(), at_fraction: 0.1, across: false },
+    );
     sim.world.schedule([person]);
     sim.request(&SkillRequest::new(SkillKind::Scout).field("F53"));
     let (e, _) = run_until_end(&mut sim, 900.0);
@@ -205,9 +227,18 @@ fn a_person_on_the_loop_holds_the_scout() {
 
 fn mission_digest() -> (String, f64) {
     let mut sim = sim_at(home(), |_| {});
-    let truck = place_object(1, ObjectKind::Truck, Place::RouteTo { route_to: "F51".into(), leg: PlaceLeg::Goto, at_m: 100.0, across: true });
-    sim.world.schedule([truck, ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 20.0 }, action: ObjectAction::Remove(1) }]);
-    for req in [SkillRequest::new(SkillKind::Goto).field("F51"), SkillRequest::new(SkillKind::Scout).field("F51")] {
+    let truck = place_object(
+        1,
+        ObjectKind::Truck,
+        Place::RouteTo { route_to: "F51".into(), leg: PlaceLeg::Goto, at_m: 100.0, across: true },
+    );
+    sim.world.schedule([
+        truck,
+        ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 20.0 }, action: ObjectAction::Remove(1) },
+    ]);
+    for req in
+        [SkillRequest::new(SkillKind::Goto).field("F51"), SkillRequest::new(SkillKind::Scout).field("F51")]
+    {
         sim.request(&req);
         run_until_end(&mut sim, 900.0);
     }
@@ -227,8 +258,13 @@ fn regenerated_cost_tables_equal_the_checked_in_ones() {
     let m = map();
     for c in Condition::ALL {
         let t = acres_sim::learn::learn_table(&m, c).unwrap();
-        let file = root().join("scenarios/costs").join(acres_runtime::costs::table_file_name("default", c.as_str()));
+        let file =
+            root().join("scenarios/costs").join(acres_runtime::costs::table_file_name("default", c.as_str()));
         let on_disk = std::fs::read_to_string(&file).unwrap();
-        assert!(t.to_json() == on_disk, "{} differs from a fresh learn; run `cargo run -p acres-sim --release -- learn-costs`", file.display());
+        assert!(
+            t.to_json() == on_disk,
+            "{} differs from a fresh learn; run `cargo run -p acres-sim --release -- learn-costs`",
+            file.display()
+        );
     }
 }

@@ -45,7 +45,11 @@ impl From<anyhow::Error> for Failure {
 
 /// The command line.
 #[derive(Debug, Parser)]
-#[command(name = "acres-harness", version, about = "Runs mission scenarios with a planner in the loop of a scouting vehicle")]
+#[command(
+    name = "acres-harness",
+    version,
+    about = "Runs mission scenarios with a planner in the loop of a scouting vehicle"
+)]
 pub struct Cli {
     /// The command.
     #[command(subcommand)]
@@ -105,8 +109,12 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Replay(a) => replay::run(a),
         Command::Score { folders, json } => score(&folders, json),
         Command::Validate { folders } => validate(&folders),
-        Command::View { .. } => Err(Failure::input("view: the viewer is not built yet (a later issue); the run folders are complete without it")),
-        Command::Video { .. } => Err(Failure::input("video: the video builder is not built yet (a later issue)")),
+        Command::View { .. } => Err(Failure::input(
+            "view: the viewer is not built yet (a later issue); the run folders are complete without it",
+        )),
+        Command::Video { .. } => {
+            Err(Failure::input("video: the video builder is not built yet (a later issue)"))
+        }
         Command::Models { .. } => {
             println!("scripted\tprovider scripted\tthe stand-in planner with no network (think time: run --think-s)");
             println!("(language-model configurations come with the model clients)");
@@ -168,7 +176,9 @@ fn validate(folders: &[PathBuf]) -> Result<(), Failure> {
         }
     }
     if bad > 0 {
-        return Err(Failure::check(format!("validate: {bad} of {n} run folders do not agree with acres-harness-run-1")));
+        return Err(Failure::check(format!(
+            "validate: {bad} of {n} run folders do not agree with acres-harness-run-1"
+        )));
     }
     println!("{n} run folders agree with acres-harness-run-1");
     Ok(())

@@ -26,12 +26,14 @@ pub struct ReplayArgs {
 /// Runs the command.
 pub fn run(a: ReplayArgs) -> Result<(), Failure> {
     let file = a.folder.join(crate::runlog::RUN_FILE);
-    let text = std::fs::read_to_string(&file).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
+    let text =
+        std::fs::read_to_string(&file).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
     let mut run_row = None;
     let mut recorded = Vec::new();
     let mut end = None;
     for (i, line) in text.lines().enumerate() {
-        let row = Row::decode(line).map_err(|e| Failure::input(format!("{}:{}: {e}", file.display(), i + 1)))?;
+        let row =
+            Row::decode(line).map_err(|e| Failure::input(format!("{}:{}: {e}", file.display(), i + 1)))?;
         match row {
             Row::Run(r) => run_row = Some(r),
             Row::ModelReply(r) => recorded.push(Recorded::Reply(Reply {
@@ -42,15 +44,20 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
                 usage: r.usage,
                 latency_s: r.latency_s,
             })),
-            Row::ModelError(r) => recorded.push(Recorded::Error(ModelError { message: r.error, latency_s: r.latency_s })),
+            Row::ModelError(r) => {
+                recorded.push(Recorded::Error(ModelError { message: r.error, latency_s: r.latency_s }))
+            }
             Row::End(e) => end = Some(e),
             _ => {}
         }
     }
     let run_row = run_row.ok_or_else(|| Failure::input(format!("{}: no run row", file.display())))?;
-    let end = end.ok_or_else(|| Failure::input(format!("{}: the run is incomplete (no end row); nothing to compare", file.display())))?;
+    let end = end.ok_or_else(|| {
+        Failure::input(format!("{}: the run is incomplete (no end row); nothing to compare", file.display()))
+    })?;
     let sc_file = PathBuf::from(&run_row.scenario_file);
-    let sc = scenario::load(&sc_file, &maps_dir(std::slice::from_ref(&sc_file))).map_err(|e| Failure::input(e.to_string()))?;
+    let sc = scenario::load(&sc_file, &maps_dir(std::slice::from_ref(&sc_file)))
+        .map_err(|e| Failure::input(e.to_string()))?;
     let recovery_mode = match run_row.recovery.get("mode").and_then(|v| v.as_str()) {
         Some("menu") => Some(RecoveryMode::Menu),
         _ => Some(RecoveryMode::Off),
@@ -59,7 +66,8 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
     if let Some(h) = run_row.recovery.get("hold_s").and_then(|v| v.as_f64()) {
         recovery_options.push(("hold_s".to_string(), h.to_string()));
     }
-    let out = a.out.unwrap_or_else(|| std::env::temp_dir().join(format!("acres-replay-{}", std::process::id())));
+    let out =
+        a.out.unwrap_or_else(|| std::env::temp_dir().join(format!("acres-replay-{}", std::process::id())));
     let opts = RunOptions {
         mode: run_row.mode,
         profile: run_row.profile,
@@ -72,8 +80,12 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         model: run_row.model.clone(),
         model_file: run_row.model_file.clone(),
     };
-    let table = acres_runtime::costs::CostTable::load(&super::run::costs_dir(), &sc.map_data.name, sc.condition.as_str())
-        .map_err(|e| Failure::input(e.to_string()))?;
+    let table = acres_runtime::costs::CostTable::load(
+        &super::run::costs_dir(),
+        &sc.map_data.name,
+        sc.condition.as_str(),
+    )
+    .map_err(|e| Failure::input(e.to_string()))?;
     let client = ReplayClient::new(&run_row.model, recorded);
     let planner = if run_row.mode == Mode::Classical { Planner::Classical } else { Planner::Model(&client) };
     let outcome = run_scenario(&sc, &opts, planner, table)?;

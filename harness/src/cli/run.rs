@@ -91,11 +91,13 @@ pub struct RunArgs {
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
-    serde_json::from_value(json!(s)).map_err(|_| format!("unknown mode \"{s}\"; expected classical, text, visual or checked"))
+    serde_json::from_value(json!(s))
+        .map_err(|_| format!("unknown mode \"{s}\"; expected classical, text, visual or checked"))
 }
 
 fn parse_profile(s: &str) -> Result<Profile, String> {
-    serde_json::from_value(json!(s)).map_err(|_| format!("unknown profile \"{s}\"; expected vehicle or simulator"))
+    serde_json::from_value(json!(s))
+        .map_err(|_| format!("unknown profile \"{s}\"; expected vehicle or simulator"))
 }
 
 fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
@@ -107,7 +109,9 @@ fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
 }
 
 fn parse_kv(s: &str) -> Result<(String, String), String> {
-    s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("\"{s}\" is not KEY=VALUE"))
+    s.split_once('=')
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .ok_or_else(|| format!("\"{s}\" is not KEY=VALUE"))
 }
 
 /// The cost folder: `ACRES_COST_TABLES`, else `scenarios/costs` here, else the repository's.
@@ -126,7 +130,9 @@ pub fn costs_dir() -> PathBuf {
 pub fn run(a: RunArgs) -> Result<(), Failure> {
     if a.world != "core" {
         if a.world == "link" {
-            return Err(Failure::input("--world link: the link world is not built yet (a later issue); use --world core"));
+            return Err(Failure::input(
+                "--world link: the link world is not built yet (a later issue); use --world core",
+            ));
         }
         return Err(Failure::input(format!("--world {}: expected core or link", a.world)));
     }
@@ -139,7 +145,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
             a.model
         )));
     }
-    if !(a.think_s.is_finite() && a.think_s >= 0.0) || !(a.pace.is_finite() && a.pace >= 0.0) {
+    if !(a.think_s.is_finite() && a.think_s >= 0.0 && a.pace.is_finite() && a.pace >= 0.0) {
         return Err(Failure::input("--think-s and --pace must be numbers >= 0"));
     }
     if a.workers == 0 || a.concurrent == 0 {
@@ -150,7 +156,8 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
             return Err(Failure::input(format!("{}: no such scenario file or folder", s.display())));
         }
     }
-    let scenarios = scenario::load_all(&a.scenario, &maps_dir(&a.scenario)).map_err(|e| Failure::input(e.to_string()))?;
+    let scenarios =
+        scenario::load_all(&a.scenario, &maps_dir(&a.scenario)).map_err(|e| Failure::input(e.to_string()))?;
     if scenarios.is_empty() {
         return Err(Failure::input("no scenario in the given files or folders"));
     }
@@ -170,7 +177,8 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     for sc in &scenarios {
         crate::run::effective_recovery(sc, &opts).map_err(Failure::from)?;
     }
-    std::fs::create_dir_all(&a.out).map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
     let results = if a.workers > 1 && !a.child && scenarios.len() > 1 {
         run_workers(&a, &scenarios)?
     } else {
@@ -182,7 +190,14 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     let failed: Vec<&Summary> = results.iter().filter(|r| !r.success).collect();
     if !a.quiet {
         for r in &results {
-            println!("{:<44} {:<8} {:<16} t={:>7.1} s  {}", r.scenario, if r.success { "ok" } else { "FAILED" }, r.end, r.t_s, r.folder);
+            println!(
+                "{:<44} {:<8} {:<16} t={:>7.1} s  {}",
+                r.scenario,
+                if r.success { "ok" } else { "FAILED" },
+                r.end,
+                r.t_s,
+                r.folder
+            );
         }
         println!("{} runs, {} succeeded", results.len(), results.len() - failed.len());
     }
@@ -197,9 +212,10 @@ fn load_tables(scenarios: &[Scenario]) -> Result<BTreeMap<(String, String), Cost
     let mut tables = BTreeMap::new();
     for sc in scenarios {
         let key = (sc.map_data.name.clone(), sc.condition.as_str().to_string());
-        if !tables.contains_key(&key) {
-            let t = CostTable::load(&dir, &key.0, &key.1).map_err(|e| Failure::input(e.to_string()))?;
-            tables.insert(key, t);
+        if let std::collections::btree_map::Entry::Vacant(slot) = tables.entry(key) {
+            let (map, condition) = slot.key();
+            let t = CostTable::load(&dir, map, condition).map_err(|e| Failure::input(e.to_string()))?;
+            slot.insert(t);
         }
     }
     Ok(tables)
@@ -217,12 +233,29 @@ struct Summary {
 
 fn summary(sc: &Scenario, r: Result<RunOutcome, anyhow::Error>) -> Summary {
     match r {
-        Ok(o) => Summary { scenario: sc.id.clone(), end: o.end, success: o.success, t_s: o.t_s, folder: o.folder.display().to_string() },
-        Err(e) => Summary { scenario: sc.id.clone(), end: format!("error: {e:#}"), success: false, t_s: 0.0, folder: String::new() },
+        Ok(o) => Summary {
+            scenario: sc.id.clone(),
+            end: o.end,
+            success: o.success,
+            t_s: o.t_s,
+            folder: o.folder.display().to_string(),
+        },
+        Err(e) => Summary {
+            scenario: sc.id.clone(),
+            end: format!("error: {e:#}"),
+            success: false,
+            t_s: 0.0,
+            folder: String::new(),
+        },
     }
 }
 
-fn run_here(a: &RunArgs, opts: &RunOptions, scenarios: &[Scenario], tables: &BTreeMap<(String, String), CostTable>) -> Vec<Summary> {
+fn run_here(
+    a: &RunArgs,
+    opts: &RunOptions,
+    scenarios: &[Scenario],
+    tables: &BTreeMap<(String, String), CostTable>,
+) -> Vec<Summary> {
     let client = ScriptedClient { think_s: a.think_s };
     let queue = Mutex::new(0usize);
     let results: Mutex<Vec<(usize, Summary)>> = Mutex::new(Vec::new());
@@ -239,7 +272,8 @@ fn run_here(a: &RunArgs, opts: &RunOptions, scenarios: &[Scenario], tables: &BTr
                 let Some(sc) = scenarios.get(i) else { break };
                 progress.started(&sc.id);
                 let table = tables[&(sc.map_data.name.clone(), sc.condition.as_str().to_string())].clone();
-                let planner = if opts.mode == Mode::Classical { Planner::Classical } else { Planner::Model(&client) };
+                let planner =
+                    if opts.mode == Mode::Classical { Planner::Classical } else { Planner::Model(&client) };
                 let r = summary(sc, run_scenario(sc, opts, planner, table));
                 if a.child {
                     let line = serde_json::to_string(&r).unwrap_or_default();
@@ -277,7 +311,13 @@ impl Progress {
         let mut d = self.done.lock().expect("progress lock");
         *d += 1;
         if self.on {
-            eprint!("\r\x1b[K[{}/{}] {} {}", *d, self.total, r.scenario, if r.success { "ok" } else { "FAILED" });
+            eprint!(
+                "\r\x1b[K[{}/{}] {} {}",
+                *d,
+                self.total,
+                r.scenario,
+                if r.success { "ok" } else { "FAILED" }
+            );
             if *d == self.total {
                 eprintln!();
             }
@@ -287,7 +327,8 @@ impl Progress {
 
 /// Runs each scenario in a child process of this binary, `workers` at a time.
 fn run_workers(a: &RunArgs, scenarios: &[Scenario]) -> Result<Vec<Summary>, Failure> {
-    let exe = std::env::current_exe().map_err(|e| Failure::input(format!("cannot find this program: {e}")))?;
+    let exe =
+        std::env::current_exe().map_err(|e| Failure::input(format!("cannot find this program: {e}")))?;
     let progress = Arc::new(Progress::new(scenarios.len(), a.quiet));
     let mut results: Vec<Option<Summary>> = vec![None; scenarios.len()];
     let mut running: Vec<(usize, Child)> = Vec::new();

@@ -91,7 +91,8 @@ impl Session for ScriptedSession {
             match b {
                 Block::Text(t) if t.starts_with("Wake-up") => wake = parse_detail(t),
                 Block::ToolResult { content, .. } => {
-                    results.push(serde_json::from_str(content).unwrap_or(json!({"error": "unreadable result"})));
+                    results
+                        .push(serde_json::from_str(content).unwrap_or(json!({"error": "unreadable result"})));
                 }
                 _ => {}
             }
@@ -142,7 +143,8 @@ impl ScriptedSession {
             }
             "skill_ended" => self.on_skill_ended(d),
             "returns_on_route" | "stuck" => {
-                let on_route = d["on_route"].as_array().is_some_and(|a| !a.is_empty()) || d["reason"] == "stuck";
+                let on_route =
+                    d["on_route"].as_array().is_some_and(|a| !a.is_empty()) || d["reason"] == "stuck";
                 self.hold_on(on_route)
             }
             "object_seen" => self.hold_on(d["on_route"] == true),
@@ -154,7 +156,10 @@ impl ScriptedSession {
                 if text.contains("now") || text.contains("immediately") {
                     self.phase = Phase::Returning;
                     self.cont = Cont::Dispatch;
-                    return Act::Calls(vec![("dispatch", json!({"skill": "stop"})), ("dispatch", json!({"skill": "return_home"}))]);
+                    return Act::Calls(vec![
+                        ("dispatch", json!({"skill": "stop"})),
+                        ("dispatch", json!({"skill": "return_home"})),
+                    ]);
                 }
                 self.home_after = true;
                 match &self.phase {
@@ -174,16 +179,26 @@ impl ScriptedSession {
 
     fn read_instruction(&mut self, d: &Value) {
         let text = d["instruction"].as_str().unwrap_or_default();
-        let fields: Vec<String> = d["fields"].as_array().map(|a| a.iter().filter_map(field_of).collect()).unwrap_or_default();
+        let fields: Vec<String> =
+            d["fields"].as_array().map(|a| a.iter().filter_map(field_of).collect()).unwrap_or_default();
         let mut named: Vec<String> = Vec::new();
         for w in text.split(|c: char| !c.is_ascii_alphanumeric()) {
-            if w.len() == 3 && w.starts_with('F') && w[1..].chars().all(|c| c.is_ascii_digit()) && !named.iter().any(|n| n == w) {
+            if w.len() == 3
+                && w.starts_with('F')
+                && w[1..].chars().all(|c| c.is_ascii_digit())
+                && !named.iter().any(|n| n == w)
+            {
                 named.push(w.to_string());
             }
         }
         let lower = text.to_lowercase();
-        self.ordered = ["first", "then", "order", "after that", "finally"].iter().any(|k| lower.contains(k)) && named.len() > 1;
-        let mut order: Vec<String> = if self.ordered { named.into_iter().filter(|f| fields.contains(f)).collect() } else { Vec::new() };
+        self.ordered = ["first", "then", "order", "after that", "finally"].iter().any(|k| lower.contains(k))
+            && named.len() > 1;
+        let mut order: Vec<String> = if self.ordered {
+            named.into_iter().filter(|f| fields.contains(f)).collect()
+        } else {
+            Vec::new()
+        };
         for f in fields {
             if !order.contains(&f) {
                 order.push(f);
@@ -324,11 +339,14 @@ impl ScriptedSession {
                 let drop = match reason {
                     "deadline" | "fuel" => {
                         let k = usize::from(reason == "fuel");
-                        self.order.iter().max_by(|a, b| {
-                            let ca = self.costs.get(*a).map_or(0.0, |c| if k == 0 { c.0 } else { c.1 });
-                            let cb = self.costs.get(*b).map_or(0.0, |c| if k == 0 { c.0 } else { c.1 });
-                            ca.total_cmp(&cb)
-                        }).cloned()
+                        self.order
+                            .iter()
+                            .max_by(|a, b| {
+                                let ca = self.costs.get(*a).map_or(0.0, |c| if k == 0 { c.0 } else { c.1 });
+                                let cb = self.costs.get(*b).map_or(0.0, |c| if k == 0 { c.0 } else { c.1 });
+                                ca.total_cmp(&cb)
+                            })
+                            .cloned()
                     }
                     _ => v["field"].as_str().map(String::from).or_else(|| self.order.last().cloned()),
                 };
@@ -354,12 +372,16 @@ impl ScriptedSession {
                     .flatten()
                     .filter_map(|f| {
                         let c = &f["from_here"];
-                        Some((f["id"].as_str()?.to_string(), (c["planned_time_s"].as_f64()?, c["planned_energy_mj"].as_f64()?)))
+                        Some((
+                            f["id"].as_str()?.to_string(),
+                            (c["planned_time_s"].as_f64()?, c["planned_energy_mj"].as_f64()?),
+                        ))
                     })
                     .collect();
                 while let Some(f) = self.order.first().cloned() {
                     let (time, energy) = here.get(&f).copied().unwrap_or((0.0, 0.0));
-                    let fits = deadline.is_none_or(|d| t + time <= d) && fuel.is_none_or(|l| used + energy <= l);
+                    let fits =
+                        deadline.is_none_or(|d| t + time <= d) && fuel.is_none_or(|l| used + energy <= l);
                     if fits {
                         return self.goto_first();
                     }
@@ -377,7 +399,9 @@ impl ScriptedSession {
                     }
                     if m["interrupted"].is_null() {
                         return match self.phase.clone() {
-                            Phase::Going(_) | Phase::Scouting(_) | Phase::Returning => Act::End("Continuing.".into()),
+                            Phase::Going(_) | Phase::Scouting(_) | Phase::Returning => {
+                                Act::End("Continuing.".into())
+                            }
                             _ => self.next_step(),
                         };
                     }
@@ -421,9 +445,11 @@ impl ScriptedSession {
 
     fn take_costs(&mut self, fields: &Value) {
         for f in fields["fields"].as_array().into_iter().flatten() {
-            if let (Some(id), Some(t), Some(e)) =
-                (f["id"].as_str(), f["from_here"]["planned_time_s"].as_f64(), f["from_here"]["planned_energy_mj"].as_f64())
-            {
+            if let (Some(id), Some(t), Some(e)) = (
+                f["id"].as_str(),
+                f["from_here"]["planned_time_s"].as_f64(),
+                f["from_here"]["planned_energy_mj"].as_f64(),
+            ) {
                 self.costs.insert(id.to_string(), (t, e));
             }
         }

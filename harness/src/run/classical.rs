@@ -220,7 +220,14 @@ impl Classical {
         let r = st.world.request(&req);
         if !r.accepted {
             *st.codes.entry("rejected".into()).or_default() += 1;
-            log_rule(st, &format!("{} refused: {}", req.skill.map_or("?", |s| s.as_str()), r.cause.unwrap_or_default()));
+            log_rule(
+                st,
+                &format!(
+                    "{} refused: {}",
+                    req.skill.map_or("?", |s| s.as_str()),
+                    r.cause.unwrap_or_default()
+                ),
+            );
             if self.phase == Phase::Return {
                 self.phase = Phase::Done;
             } else {
@@ -248,7 +255,10 @@ impl Loop<'_> {
     /// The classical rules take over a stuck vehicle after the planner's stuck wake-ups: the
     /// vehicle keeps waiting; the skill ends blocked after blocked_s.
     pub(crate) fn classical_recovery(&mut self) {
-        log_rule(&mut self.st, "stuck_wake_ups used: the classical rules decide (wait; the skill ends blocked after blocked_s)");
+        log_rule(
+            &mut self.st,
+            "stuck_wake_ups used: the classical rules decide (wait; the skill ends blocked after blocked_s)",
+        );
     }
 
     /// Lets the classical driver act.

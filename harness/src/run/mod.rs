@@ -29,7 +29,7 @@ use acres_runtime::geom::Vec2;
 
 use crate::knowledge::Cell;
 use crate::planner::Client;
-use crate::runlog::rows::{Identity, Mode, Profile, RunRow, Row, ToolDef, WakeReason, World};
+use crate::runlog::rows::{Identity, Mode, Profile, Row, RunRow, ToolDef, WakeReason, World};
 use crate::runlog::writer::RunWriter;
 use crate::scenario::{Limits, Recovery, RecoveryMode, Scenario, When};
 use crate::world::{CoreWorld, WorldPort};
@@ -131,9 +131,15 @@ pub fn system_text(sc: &Scenario, mode: Mode, profile: Profile) -> String {
 }
 
 /// Runs one scenario into `<out>/<scenario>__<mode>__<model>/`.
-pub fn run_scenario(sc: &Scenario, opts: &RunOptions, planner: Planner, table: CostTable) -> anyhow::Result<RunOutcome> {
+pub fn run_scenario(
+    sc: &Scenario,
+    opts: &RunOptions,
+    planner: Planner,
+    table: CostTable,
+) -> anyhow::Result<RunOutcome> {
     let name = crate::runlog::folder_name(&sc.id, opts.mode.as_str(), &opts.model);
-    let writer = RunWriter::recreate(&opts.out, &name).with_context(|| format!("creating the run folder {name}"))?;
+    let writer =
+        RunWriter::recreate(&opts.out, &name).with_context(|| format!("creating the run folder {name}"))?;
     let folder = writer.path().to_path_buf();
     let world: Box<dyn WorldPort> = Box::new(CoreWorld::new(sc, opts.seed));
     let recovery = effective_recovery(sc, opts)?;
@@ -170,7 +176,11 @@ fn run_row(sc: &Scenario, opts: &RunOptions, recovery: &Recovery, system: &str, 
         world: World::Core,
         model: opts.model.clone(),
         model_file: opts.model_file.clone(),
-        identity: Identity { harness: HARNESS_VERSION.into(), commit: option_env!("ACRES_COMMIT").map(String::from), seed: opts.seed },
+        identity: Identity {
+            harness: HARNESS_VERSION.into(),
+            commit: option_env!("ACRES_COMMIT").map(String::from),
+            seed: opts.seed,
+        },
         system: system.into(),
         tools: tools.to_vec(),
         limits: to_map(serde_json::to_value(&sc.limits).unwrap_or(json!({}))),
@@ -287,7 +297,9 @@ impl<'a> Loop<'a> {
     fn request_can_fire(&self, w: &When) -> bool {
         match w {
             When::At { .. } => true,
-            When::AfterSeen { id, .. } => self.st.world.truth().is_some_and(|t| t.first_seen.contains_key(id)),
+            When::AfterSeen { id, .. } => {
+                self.st.world.truth().is_some_and(|t| t.first_seen.contains_key(id))
+            }
         }
     }
 }

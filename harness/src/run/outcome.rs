@@ -38,7 +38,10 @@ impl Loop<'_> {
         }
         if let Some(order) = &s.order {
             let seq: Vec<&String> = all_scouted.iter().filter(|f| order.contains(f)).collect();
-            checks.insert("order".to_string(), seq.len() == order.len() && seq.iter().zip(order).all(|(a, b)| *a == b));
+            checks.insert(
+                "order".to_string(),
+                seq.len() == order.len() && seq.iter().zip(order).all(|(a, b)| *a == b),
+            );
         }
         if s.home == Some(true) {
             checks.insert("home".to_string(), at_home);
@@ -59,7 +62,8 @@ impl Loop<'_> {
         let ended_well = end == "done";
         let success = ended_well && failed.is_empty();
         let c = &self.st.counters;
-        let reasoning = if c.reasoning_replies > 0 { ReasoningLogged::Separate } else { ReasoningLogged::None };
+        let reasoning =
+            if c.reasoning_replies > 0 { ReasoningLogged::Separate } else { ReasoningLogged::None };
         let score = Score {
             profile: self.opts.profile,
             success,
@@ -83,7 +87,16 @@ impl Loop<'_> {
             model_errors: c.model_errors,
         };
         let digest = self.st.world.digest();
-        self.st.log(Row::End(EndRow { t, wall: wall_now(), end: end.clone(), success, checks, failed, digest: digest.clone(), score }));
+        self.st.log(Row::End(EndRow {
+            t,
+            wall: wall_now(),
+            end: end.clone(),
+            success,
+            checks,
+            failed,
+            digest: digest.clone(),
+            score,
+        }));
         (end, success, digest, t)
     }
 }

@@ -341,7 +341,8 @@ impl<'a> RunState<'a> {
         scene.fields_in_play = self.sc.fields.clone();
         scene.scouted = self.world.status().scouted;
         scene.route = self.world.route_ahead();
-        scene.plan = self.plan.as_ref().map(|p| p.legs.iter().map(|l| l.1.clone()).collect()).unwrap_or_default();
+        scene.plan =
+            self.plan.as_ref().map(|p| p.legs.iter().map(|l| l.1.clone()).collect()).unwrap_or_default();
         scene.driven = self.driven.clone();
         scene.vehicle = self.world.vehicle().pose;
         scene.site = self.site;
@@ -386,8 +387,25 @@ impl<'a> RunState<'a> {
         m_per_px: f64,
     ) -> Result<Frame, String> {
         let file = self.writer.write_frame(&id, &png).map_err(|e| format!("cannot write the frame: {e}"))?;
-        let frame = Frame { id: id.clone(), t_s: self.t(), png: Arc::new(png), view, region: region.clone(), view_box, m_per_px };
-        self.log(Row::Frame(FrameRow { t: self.t(), wall: wall_now(), id, file, view, region, view_box, m_per_px }));
+        let frame = Frame {
+            id: id.clone(),
+            t_s: self.t(),
+            png: Arc::new(png),
+            view,
+            region: region.clone(),
+            view_box,
+            m_per_px,
+        };
+        self.log(Row::Frame(FrameRow {
+            t: self.t(),
+            wall: wall_now(),
+            id,
+            file,
+            view,
+            region,
+            view_box,
+            m_per_px,
+        }));
         self.frames.push(frame.clone());
         Ok(frame)
     }

@@ -7,8 +7,8 @@ use acres_vehicle::ResultCode;
 use super::wake::Wake;
 use super::Loop;
 use crate::knowledge::cell_center;
-use crate::runlog::rows::{EventRow, PoseRow, Profile, RequestRow, ReturnsOnRouteRow, Row, WakeReason};
 use crate::run::state::wall_now;
+use crate::runlog::rows::{EventRow, PoseRow, Profile, RequestRow, ReturnsOnRouteRow, Row, WakeReason};
 use crate::scenario::{RecoveryMode, When};
 
 /// The reach of the sensors for `object_seen`, m.
@@ -57,14 +57,18 @@ impl Loop<'_> {
         if let Some(at) = self.next_periodic_s {
             if t + 1e-9 >= at {
                 self.next_periodic_s = self.limits.wake_every_s.map(|p| at + p);
-                self.wakes.push_back(Wake::new(WakeReason::Timer, json!({"period_s": self.limits.wake_every_s})));
+                self.wakes
+                    .push_back(Wake::new(WakeReason::Timer, json!({"period_s": self.limits.wake_every_s})));
             }
         }
         if let Some(at) = self.model_error_at {
             if t + 1e-9 >= at {
                 self.model_error_at = None;
                 if self.st.world.status().skill.is_none() {
-                    self.wakes.push_back(Wake::new(WakeReason::ModelError, json!({"model_errors": self.st.counters.model_errors})));
+                    self.wakes.push_back(Wake::new(
+                        WakeReason::ModelError,
+                        json!({"model_errors": self.st.counters.model_errors}),
+                    ));
                 }
             }
         }
@@ -218,16 +222,28 @@ impl Loop<'_> {
         if new_cells.is_empty() {
             return;
         }
-        let cells: Vec<[f64; 2]> = new_cells.iter().map(|c| {
-            let p = cell_center(*c);
-            [p.x, p.y]
-        }).collect();
+        let cells: Vec<[f64; 2]> = new_cells
+            .iter()
+            .map(|c| {
+                let p = cell_center(*c);
+                [p.x, p.y]
+            })
+            .collect();
         for c in &new_cells {
             self.reported_cells.insert(*c);
         }
         let on_current = !on_route.is_empty();
-        let leg = if on_current { self.st.world.status().target.map(|t| format!("route to {t}")) } else { plan_leg };
-        self.st.log(Row::ReturnsOnRoute(ReturnsOnRouteRow { t: self.st.t(), wall: wall_now(), cells: cells.clone(), leg: leg.clone() }));
+        let leg = if on_current {
+            self.st.world.status().target.map(|t| format!("route to {t}"))
+        } else {
+            plan_leg
+        };
+        self.st.log(Row::ReturnsOnRoute(ReturnsOnRouteRow {
+            t: self.st.t(),
+            wall: wall_now(),
+            cells: cells.clone(),
+            leg: leg.clone(),
+        }));
         // One wake-up for a burst of cells: skip when one is already waiting.
         if self.wakes.iter().any(|w| w.reason == WakeReason::ReturnsOnRoute) {
             return;
@@ -257,7 +273,8 @@ impl Loop<'_> {
         for text in due {
             self.st.requests.push((t, text.clone()));
             self.st.log(Row::Request(RequestRow { t, wall: wall_now(), text: text.clone() }));
-            self.st.remember_event(json!({"t_s": (t * 10.0).round() / 10.0, "name": "request", "text": text}));
+            self.st
+                .remember_event(json!({"t_s": (t * 10.0).round() / 10.0, "name": "request", "text": text}));
             if let Some(c) = self.classical.as_mut() {
                 c.on_request(&text);
             } else {

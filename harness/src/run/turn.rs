@@ -7,14 +7,15 @@ use super::wake::Wake;
 use super::Loop;
 use crate::planner::Block;
 use crate::run::state::wall_now;
+use crate::runlog::rows::View as RowView;
 use crate::runlog::rows::{
     Block as RowBlock, BlockKind, Mode, ModelErrorRow, ModelReplyRow, ModelSendRow, Row, Stop, ToolRow,
     WakeRow,
 };
-use crate::runlog::rows::View as RowView;
 
 /// The reminder sent after an empty reply.
-pub const REMINDER: &str = "Your reply had no tool call and no text. Call a tool, or end your turn with a short text.";
+pub const REMINDER: &str =
+    "Your reply had no tool call and no text. Call a tool, or end your turn with a short text.";
 
 /// Wait before the `model_error` wake-up when no skill runs, s.
 pub const MODEL_ERROR_WAKE_S: f64 = 30.0;
@@ -43,7 +44,14 @@ impl Loop<'_> {
                 blocks.push(Block::Image { frame: f.id, png: f.png });
             }
         }
-        self.st.log(Row::Wake(WakeRow { t, wall: wall_now(), n, reason: w.reason, message, frame: frame_id }));
+        self.st.log(Row::Wake(WakeRow {
+            t,
+            wall: wall_now(),
+            n,
+            reason: w.reason,
+            message,
+            frame: frame_id,
+        }));
         self.turn(blocks);
     }
 
@@ -64,14 +72,26 @@ impl Loop<'_> {
             self.st.counters.model_calls += 1;
             let call = self.st.counters.model_calls;
             let t = self.st.t();
-            self.st.log(Row::ModelSend(ModelSendRow { t, wall: wall_now(), call, wake, blocks: row_blocks(&blocks) }));
+            self.st.log(Row::ModelSend(ModelSendRow {
+                t,
+                wall: wall_now(),
+                call,
+                wake,
+                blocks: row_blocks(&blocks),
+            }));
             let result = session.send(&blocks);
             match result {
                 Err(e) => {
                     // The world is held during a failed call: nothing is charged.
                     self.st.counters.model_errors += 1;
                     self.consecutive_errors += 1;
-                    self.st.log(Row::ModelError(ModelErrorRow { t, wall: wall_now(), call, error: e.message.clone(), latency_s: e.latency_s }));
+                    self.st.log(Row::ModelError(ModelErrorRow {
+                        t,
+                        wall: wall_now(),
+                        call,
+                        error: e.message.clone(),
+                        latency_s: e.latency_s,
+                    }));
                     if self.consecutive_errors >= self.limits.model_errors {
                         self.consecutive_errors = 0;
                         if self.st.world.status().skill.is_none() {
@@ -159,7 +179,11 @@ impl Loop<'_> {
                             self.end = Some("truth_read".into());
                             return;
                         }
-                        results.push(Block::ToolResult { call_id: c.id.clone(), content: out.result.to_string(), is_error: out.is_error });
+                        results.push(Block::ToolResult {
+                            call_id: c.id.clone(),
+                            content: out.result.to_string(),
+                            is_error: out.is_error,
+                        });
                         if let Some(f) = out.image {
                             if f.view != RowView::Map || self.opts.mode != Mode::Text {
                                 images.push(Block::Image { frame: f.id, png: f.png });
@@ -189,12 +213,21 @@ fn row_blocks(blocks: &[Block]) -> Vec<RowBlock> {
     blocks
         .iter()
         .map(|b| match b {
-            Block::Text(t) => RowBlock { kind: BlockKind::Text, text: Some(t.clone()), frame: None, tool_call_id: None },
-            Block::Image { frame, .. } => RowBlock { kind: BlockKind::Image, text: None, frame: Some(frame.clone()), tool_call_id: None },
-            Block::ToolResult { call_id, content, .. } => {
-                RowBlock { kind: BlockKind::ToolResult, text: Some(content.clone()), frame: None, tool_call_id: Some(call_id.clone()) }
+            Block::Text(t) => {
+                RowBlock { kind: BlockKind::Text, text: Some(t.clone()), frame: None, tool_call_id: None }
             }
+            Block::Image { frame, .. } => RowBlock {
+                kind: BlockKind::Image,
+                text: None,
+                frame: Some(frame.clone()),
+                tool_call_id: None,
+            },
+            Block::ToolResult { call_id, content, .. } => RowBlock {
+                kind: BlockKind::ToolResult,
+                text: Some(content.clone()),
+                frame: None,
+                tool_call_id: Some(call_id.clone()),
+            },
         })
         .collect()
 }
-

@@ -34,7 +34,9 @@ impl Wake {
         let head = match self.reason {
             WakeReason::Start => "The run starts.",
             WakeReason::SkillEnded => "A skill ended.",
-            WakeReason::ReturnsOnRoute => "The LiDAR returns points on a leg of the route or of the plan. The skill continues.",
+            WakeReason::ReturnsOnRoute => {
+                "The LiDAR returns points on a leg of the route or of the plan. The skill continues."
+            }
             WakeReason::ObjectSeen => "An object came within the reach of the sensors. The skill continues.",
             WakeReason::Stuck => "The shield holds the vehicle. Choose a recovery option.",
             WakeReason::Request => "The operator sends a request.",

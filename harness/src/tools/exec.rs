@@ -51,7 +51,11 @@ pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -
         }
         "ask_operator" => {
             st.counters.interventions += 1;
-            let answer = st.sc.operator.as_ref().map_or("The operator does not answer.".to_string(), |o| o.answer.clone());
+            let answer = st
+                .sc
+                .operator
+                .as_ref()
+                .map_or("The operator does not answer.".to_string(), |o| o.answer.clone());
             ok(json!({"answer": answer, "interventions": st.counters.interventions}))
         }
         _ => err(format!("unknown tool \"{name}\"")),
@@ -69,7 +73,12 @@ fn look(st: &mut RunState, args: &Value) -> ToolOutcome {
         let (Some(fa), Some(fb)) = (find(a), find(b)) else {
             return err(format!("no frame {a} or {b}; the frames are f0001..f{:04}", st.frames.len()));
         };
-        let png = match picture::compare(&fa.png, &format!("{} t={:.0}s", fa.id, fa.t_s), &fb.png, &format!("{} t={:.0}s", fb.id, fb.t_s)) {
+        let png = match picture::compare(
+            &fa.png,
+            &format!("{} t={:.0}s", fa.id, fa.t_s),
+            &fb.png,
+            &format!("{} t={:.0}s", fb.id, fb.t_s),
+        ) {
             Ok(p) => p,
             Err(e) => return err(e.to_string()),
         };
@@ -102,7 +111,9 @@ fn look(st: &mut RunState, args: &Value) -> ToolOutcome {
                 _ => Around::Vehicle,
             };
             Region::Around { what, radius_m: radius }
-        } else if let (Some(x), Some(y)) = (r.get("x").and_then(Value::as_f64), r.get("y").and_then(Value::as_f64)) {
+        } else if let (Some(x), Some(y)) =
+            (r.get("x").and_then(Value::as_f64), r.get("y").and_then(Value::as_f64))
+        {
             Region::Circle { x, y, radius_m: radius.unwrap_or(picture::DEFAULT_RADIUS_M) }
         } else {
             return err("arguments.region: give field, around, or x and y (with radius_m)");
@@ -202,7 +213,8 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
                     if let Ok(legs) = st.estimate(std::slice::from_ref(&f.id), true) {
                         let time: f64 = legs.iter().map(|l| l.planned_time_s).sum();
                         let energy: f64 = legs.iter().map(|l| l.planned_energy_mj).sum();
-                        v["from_here"] = json!({"planned_time_s": round(time, 1), "planned_energy_mj": round(energy, 2)});
+                        v["from_here"] =
+                            json!({"planned_time_s": round(time, 1), "planned_energy_mj": round(energy, 2)});
                     }
                 }
                 list.push(v);
@@ -228,7 +240,8 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
             let Some(s) = st.world.scan().copied() else {
                 return ok(json!({"t_s": round(t, 1), "scan": null, "why": "no sweep yet"}));
             };
-            let names = ["ahead", "front_left", "left", "rear_left", "behind", "rear_right", "right", "front_right"];
+            let names =
+                ["ahead", "front_left", "left", "rear_left", "behind", "rear_right", "right", "front_right"];
             let sectors: serde_json::Map<String, Value> =
                 names.iter().zip(s.sectors_m.iter()).map(|(n, r)| (n.to_string(), finite(*r))).collect();
             let blocked: Vec<Value> = st
@@ -261,7 +274,10 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
 }
 
 fn plan(st: &mut RunState, args: &Value) -> ToolOutcome {
-    let visits: Vec<String> = args["visits"].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect()).unwrap_or_default();
+    let visits: Vec<String> = args["visits"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .unwrap_or_default();
     let return_home = args.get("return_home").and_then(Value::as_bool).unwrap_or(true);
     let verdict = verdict(st, &visits, return_home);
     let accepted = verdict.get("accepted") == Some(&Value::Bool(true));
@@ -287,12 +303,14 @@ fn plan(st: &mut RunState, args: &Value) -> ToolOutcome {
 /// The verdict of a plan; accepting it makes it the run's plan.
 fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
     let map = st.sc.map_data.clone();
-    let refuse = |source: &str, reason: &str, text: String| {
-        json!({"accepted": false, "source": source, "reason": reason, "counterexample": text})
-    };
+    let refuse = |source: &str, reason: &str, text: String| json!({"accepted": false, "source": source, "reason": reason, "counterexample": text});
     if let Some((i, f)) = visits.iter().enumerate().find(|(_, f)| !map.fields.contains_key(*f)) {
         let ids: Vec<&str> = map.fields.keys().map(String::as_str).collect();
-        return refuse("harness", "unknown_field", format!("visit {} is {f}, which the map does not have (fields: {})", i + 1, ids.join(", ")));
+        return refuse(
+            "harness",
+            "unknown_field",
+            format!("visit {} is {f}, which the map does not have (fields: {})", i + 1, ids.join(", ")),
+        );
     }
     let mut code = vec![json!("H")];
     code.extend(visits.iter().map(|v| json!(v)));
@@ -334,13 +352,28 @@ fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
     });
     if let Some(d) = st.sc.deadline_s {
         if t + time > d {
-            result = refuse("harness", "deadline", format!("the plan ends at t = {:.0} s (planned {:.0} s from now), after the deadline {d:.0} s", t + time, time));
+            result = refuse(
+                "harness",
+                "deadline",
+                format!(
+                    "the plan ends at t = {:.0} s (planned {:.0} s from now), after the deadline {d:.0} s",
+                    t + time,
+                    time
+                ),
+            );
         }
     }
     if result["accepted"] == true {
         if let Some(f) = st.sc.fuel_limit_mj {
             if st.energy_estimate_mj + energy > f {
-                result = refuse("harness", "fuel", format!("the plan needs {energy:.1} MJ more; {:.1} MJ used of the limit {f:.1} MJ", st.energy_estimate_mj));
+                result = refuse(
+                    "harness",
+                    "fuel",
+                    format!(
+                        "the plan needs {energy:.1} MJ more; {:.1} MJ used of the limit {f:.1} MJ",
+                        st.energy_estimate_mj
+                    ),
+                );
             }
         }
     }
@@ -396,7 +429,9 @@ fn dispatch(st: &mut RunState, args: &Value) -> ToolOutcome {
         let s = req.seconds.unwrap_or(0.0);
         let at = st.t() + s;
         st.timer_s = Some(at);
-        return ok(json!({"accepted": true, "timer": true, "wakes_at_s": round(at, 1), "note": "a skill is running: a timer will wake you"}));
+        return ok(
+            json!({"accepted": true, "timer": true, "wakes_at_s": round(at, 1), "note": "a skill is running: a timer will wake you"}),
+        );
     }
     let reply = st.world.request(&req);
     if let Some(c) = reply.code {

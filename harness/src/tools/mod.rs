@@ -20,7 +20,8 @@ use serde_json::{json, Value};
 use crate::runlog::rows::{Mode, ToolDef};
 
 /// The names `read` takes.
-pub const READ_WHATS: [&str; 8] = ["vehicle", "mission", "fields", "budget", "events", "notes", "scan", "objects"];
+pub const READ_WHATS: [&str; 8] =
+    ["vehicle", "mission", "fields", "budget", "events", "notes", "scan", "objects"];
 
 fn def(name: &str, description: &str, input_schema: Value) -> ToolDef {
     ToolDef { name: name.into(), description: description.into(), input_schema }
@@ -88,7 +89,8 @@ pub fn tools_for(mode: Mode, operator: bool) -> Vec<ToolDef> {
         Mode::Visual => &["look", "read", "dispatch", "note"],
         Mode::Checked => &["look", "read", "plan", "dispatch", "note"],
     };
-    let mut out: Vec<ToolDef> = all_tools().into_iter().filter(|t| names.contains(&t.name.as_str())).collect();
+    let mut out: Vec<ToolDef> =
+        all_tools().into_iter().filter(|t| names.contains(&t.name.as_str())).collect();
     if operator && mode != Mode::Classical {
         out.extend(all_tools().into_iter().filter(|t| t.name == "ask_operator"));
     }

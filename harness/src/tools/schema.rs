@@ -24,7 +24,8 @@ pub fn check(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
     }
     if let Some(options) = schema.get("enum").and_then(Value::as_array) {
         if !options.contains(v) {
-            let names: Vec<String> = options.iter().map(|o| o.as_str().map_or(o.to_string(), str::to_string)).collect();
+            let names: Vec<String> =
+                options.iter().map(|o| o.as_str().map_or(o.to_string(), str::to_string)).collect();
             return fail(format!("{} is not one of {}", short(v), names.join(", ")));
         }
     }
@@ -77,7 +78,8 @@ pub fn check(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
         if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
             for k in obj.keys() {
                 if props.is_none_or(|p| !p.contains_key(k)) {
-                    let allowed: Vec<&str> = props.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                    let allowed: Vec<&str> =
+                        props.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
                     return fail(format!("unknown key \"{k}\"; allowed: {}", allowed.join(", ")));
                 }
             }

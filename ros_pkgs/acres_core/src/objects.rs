@@ -23,7 +23,8 @@ pub enum ObjectKind {
 
 impl ObjectKind {
     /// All kinds, in a fixed order.
-    pub const ALL: [ObjectKind; 4] = [ObjectKind::Truck, ObjectKind::Person, ObjectKind::Tractor, ObjectKind::Car];
+    pub const ALL: [ObjectKind; 4] =
+        [ObjectKind::Truck, ObjectKind::Person, ObjectKind::Tractor, ObjectKind::Car];
 
     /// `(length, width, height)` in metres.
     pub fn dims_m(self) -> (f64, f64, f64) {
@@ -73,7 +74,12 @@ impl Object {
         let (l, w, h) = self.kind.dims_m();
         Body {
             id: self.id,
-            obb: Obb { center: self.pose.pos(), yaw: self.pose.yaw, half_length_m: l / 2.0, half_width_m: w / 2.0 },
+            obb: Obb {
+                center: self.pose.pos(),
+                yaw: self.pose.yaw,
+                half_length_m: l / 2.0,
+                half_width_m: w / 2.0,
+            },
             height_m: h,
         }
     }
@@ -158,7 +164,8 @@ pub enum PlaceError {
 impl Place {
     /// Resolves the place to a pose on the map.
     pub fn resolve(&self, map: &Map, graph: &LaneGraph) -> Result<Pose, PlaceError> {
-        let across_yaw = |yaw: f64, across: bool| if across { yaw + std::f64::consts::FRAC_PI_2 } else { yaw };
+        let across_yaw =
+            |yaw: f64, across: bool| if across { yaw + std::f64::consts::FRAC_PI_2 } else { yaw };
         match self {
             Place::Xy { x, y, yaw } => {
                 if !(x.is_finite() && y.is_finite() && yaw.is_finite()) {
@@ -172,10 +179,13 @@ impl Place {
                 }
                 let (l, name) = match leg {
                     PlaceLeg::Goto => (Leg::goto("H", route_to), "goto"),
-                    PlaceLeg::Scout => (Leg { kind: LegKind::Scout, from: route_to.clone(), to: route_to.clone() }, "scout"),
+                    PlaceLeg::Scout => {
+                        (Leg { kind: LegKind::Scout, from: route_to.clone(), to: route_to.clone() }, "scout")
+                    }
                     PlaceLeg::Return => (Leg::ret(route_to), "return"),
                 };
-                let path = leg_path(map, graph, &l).ok_or_else(|| PlaceError::UnknownField(route_to.clone()))?;
+                let path =
+                    leg_path(map, graph, &l).ok_or_else(|| PlaceError::UnknownField(route_to.clone()))?;
                 if !(at_m.is_finite() && *at_m >= 0.0 && *at_m <= path.length_m()) {
                     return Err(PlaceError::BeyondLeg {
                         field: route_to.clone(),

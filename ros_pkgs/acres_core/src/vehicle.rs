@@ -203,7 +203,13 @@ mod tests {
             let mut s = VehicleState::default();
             let mut e = 0.0;
             for _ in 0..2000 {
-                e += s.step(&p, ground_physics(c, Ground::Field), Command { speed_mps: 2.0, yaw_rate_rps: 0.0 }, 0.05, 0.0);
+                e += s.step(
+                    &p,
+                    ground_physics(c, Ground::Field),
+                    Command { speed_mps: 2.0, yaw_rate_rps: 0.0 },
+                    0.05,
+                    0.0,
+                );
             }
             e / s.odom_m
         };

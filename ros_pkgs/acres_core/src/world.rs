@@ -129,10 +129,8 @@ impl World {
     pub fn new(cfg: WorldConfig) -> World {
         let vehicle = VehicleState { pose: cfg.start, ..Default::default() };
         let lidar = cfg.lidar.clone().map(Lidar::new);
-        let steps_per_sweep = cfg
-            .lidar
-            .as_ref()
-            .map_or(u64::MAX, |l| ((1.0 / l.rate_hz) / cfg.dt_s).round().max(1.0) as u64);
+        let steps_per_sweep =
+            cfg.lidar.as_ref().map_or(u64::MAX, |l| ((1.0 / l.rate_hz) / cfg.dt_s).round().max(1.0) as u64);
         let rng = Rng::new(cfg.seed);
         World {
             cfg,
@@ -183,7 +181,11 @@ impl World {
 
     /// Advances one control step under `cmd`.
     pub fn step(&mut self, cmd: Command) -> StepInfo {
-        let ground = if self.cfg.map.field_at(self.vehicle.pose.pos()).is_some() { Ground::Field } else { Ground::Lane };
+        let ground = if self.cfg.map.field_at(self.vehicle.pose.pos()).is_some() {
+            Ground::Field
+        } else {
+            Ground::Lane
+        };
         let phys = ground_physics(self.cfg.condition, ground);
         let noise = self.rng.symmetric();
         self.energy_j += self.vehicle.step(&self.cfg.vehicle, phys, cmd, self.cfg.dt_s, noise);
@@ -198,7 +200,7 @@ impl World {
             self.contact_object = Some(id);
         }
         let mut info = StepInfo { sweep: false, objects_changed };
-        if self.step % self.steps_per_sweep == 0 {
+        if self.step.is_multiple_of(self.steps_per_sweep) {
             if let Some(lidar) = &self.lidar {
                 let t = self.t_s();
                 lidar.sweep(self.vehicle.pose, &self.bodies, t, &mut self.sweep);
@@ -223,7 +225,9 @@ impl World {
         while i < self.pending.len() {
             let due = match &self.pending[i].when {
                 ObjectWhen::At(at) => *at <= t,
-                ObjectWhen::AfterSeen { id, delay_s } => self.first_seen.get(id).is_some_and(|s| s + delay_s <= t),
+                ObjectWhen::AfterSeen { id, delay_s } => {
+                    self.first_seen.get(id).is_some_and(|s| s + delay_s <= t)
+                }
             };
             if due {
                 let ev = self.pending.remove(i);
@@ -338,7 +342,10 @@ mod tests {
     use std::path::Path;
 
     fn map() -> Arc<Map> {
-        Arc::new(Map::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/maps/default.json")).unwrap())
+        Arc::new(
+            Map::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/maps/default.json"))
+                .unwrap(),
+        )
     }
 
     fn drive(seed: u64) -> (String, f64) {
@@ -362,7 +369,11 @@ mod tests {
         let mut w = World::new(WorldConfig::new(map(), Condition::Dry, Pose::default()));
         w.schedule([ObjectEvent {
             when: ObjectWhen::At(1.0),
-            action: ObjectAction::Add(Object { id: 3, kind: ObjectKind::Car, pose: Pose { x: 20.0, y: 0.0, yaw: 1.57 } }),
+            action: ObjectAction::Add(Object {
+                id: 3,
+                kind: ObjectKind::Car,
+                pose: Pose { x: 20.0, y: 0.0, yaw: 1.57 },
+            }),
         }]);
         let mut first = None;
         for _ in 0..400 {
@@ -384,7 +395,10 @@ mod tests {
         let truck = Object { id: 1, kind: ObjectKind::Truck, pose: Pose { x: 25.0, y: 0.0, yaw: 1.57 } };
         w.schedule([
             ObjectEvent { when: ObjectWhen::At(0.0), action: ObjectAction::Add(truck) },
-            ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 2.0 }, action: ObjectAction::Remove(1) },
+            ObjectEvent {
+                when: ObjectWhen::AfterSeen { id: 1, delay_s: 2.0 },
+                action: ObjectAction::Remove(1),
+            },
         ]);
         assert_eq!(w.objects().len(), 1);
         for _ in 0..100 {

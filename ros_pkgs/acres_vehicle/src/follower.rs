@@ -30,7 +30,13 @@ pub struct FollowerParams {
 
 impl Default for FollowerParams {
     fn default() -> Self {
-        Self { decel_mps2: 1.0, corner_mps: 1.5, lookahead_m: 4.0, goal_tolerance_m: 1.0, max_curvature: 0.6f64.tan() / 2.9 }
+        Self {
+            decel_mps2: 1.0,
+            corner_mps: 1.5,
+            lookahead_m: 4.0,
+            goal_tolerance_m: 1.0,
+            max_curvature: 0.6f64.tan() / 2.9,
+        }
     }
 }
 
@@ -50,12 +56,11 @@ pub struct Follower {
 impl Follower {
     /// A follower at arc length `s_m` of `path`.
     pub fn new(path: Polyline, s_m: f64, params: FollowerParams) -> Self {
-        let n = path.points.len();
-        let mut turns = vec![0.0; n];
-        for i in 1..n.saturating_sub(1) {
-            let a = path.points[i].sub(path.points[i - 1]).yaw();
-            let b = path.points[i + 1].sub(path.points[i]).yaw();
-            turns[i] = wrap_angle(b - a).abs();
+        let mut turns = vec![0.0; path.points.len()];
+        for (i, w) in path.points.windows(3).enumerate() {
+            let a = w[1].sub(w[0]).yaw();
+            let b = w[2].sub(w[1]).yaw();
+            turns[i + 1] = wrap_angle(b - a).abs();
         }
         Self { path, s_m, params, turns }
     }
@@ -90,7 +95,14 @@ impl Follower {
     }
 
     /// The command for this step. `limits` are the speed limits, `cap_mps` an optional cap.
-    pub fn command(&self, map: &Map, pose: &Pose, speed_mps: f64, limits: SpeedLimits, cap_mps: Option<f64>) -> Twist {
+    pub fn command(
+        &self,
+        map: &Map,
+        pose: &Pose,
+        speed_mps: f64,
+        limits: SpeedLimits,
+        cap_mps: Option<f64>,
+    ) -> Twist {
         if self.arrived() {
             return Twist::default();
         }

@@ -13,4 +13,6 @@ pub mod shield;
 pub mod skills;
 pub mod trajectory;
 
-pub use skills::{Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind, SkillRequest, SkillServer, Status};
+pub use skills::{
+    Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind, SkillRequest, SkillServer, Status,
+};

@@ -68,8 +68,14 @@ impl SkillKind {
         }
     }
     /// Every skill.
-    pub const ALL: [SkillKind; 6] =
-        [SkillKind::Goto, SkillKind::Scout, SkillKind::ReturnHome, SkillKind::Wait, SkillKind::Stop, SkillKind::Resume];
+    pub const ALL: [SkillKind; 6] = [
+        SkillKind::Goto,
+        SkillKind::Scout,
+        SkillKind::ReturnHome,
+        SkillKind::Wait,
+        SkillKind::Stop,
+        SkillKind::Resume,
+    ];
 }
 
 /// How a skill ended.
@@ -233,7 +239,7 @@ struct Motion {
 
 #[derive(Debug, Clone)]
 enum Active {
-    Motion(Motion),
+    Motion(Box<Motion>),
     Wait { until_s: f64 },
 }
 
@@ -385,13 +391,28 @@ impl SkillServer {
         }
     }
 
-    fn event(&mut self, name: &'static str, id: Option<u64>, skill: Option<SkillKind>, code: Option<ResultCode>, cause: Option<String>, detail: serde_json::Value) {
+    fn event(
+        &mut self,
+        name: &'static str,
+        id: Option<u64>,
+        skill: Option<SkillKind>,
+        code: Option<ResultCode>,
+        cause: Option<String>,
+        detail: serde_json::Value,
+    ) {
         self.events.push(SkillEvent { t_s: self.t_s, name, id, skill, code, cause, detail });
     }
 
     fn reject(&mut self, skill: Option<SkillKind>, cause: String) -> Reply {
         self.event("skill_rejected", None, skill, Some(ResultCode::Rejected), Some(cause.clone()), json!({}));
-        Reply { accepted: false, skill, id: None, code: Some(ResultCode::Rejected), cause: Some(cause), route_m: None }
+        Reply {
+            accepted: false,
+            skill,
+            id: None,
+            code: Some(ResultCode::Rejected),
+            cause: Some(cause),
+            route_m: None,
+        }
     }
 
     /// Handles a request at the observed state.
@@ -418,7 +439,14 @@ impl SkillServer {
                     let id = self.start_id();
                     self.running = Some(Running { id, kind, active: Active::Wait { until_s: obs.t_s + s } });
                     self.event("skill_started", Some(id), Some(kind), None, None, json!({"seconds": s}));
-                    Reply { accepted: true, skill: Some(kind), id: Some(id), code: None, cause: None, route_m: None }
+                    Reply {
+                        accepted: true,
+                        skill: Some(kind),
+                        id: Some(id),
+                        code: None,
+                        cause: None,
+                        route_m: None,
+                    }
                 }
                 other => self.reject(Some(kind), format!("wait needs seconds > 0, got {other:?}")),
             },
@@ -429,7 +457,9 @@ impl SkillServer {
                     match (&req.field, &req.place) {
                         (Some(f), _) => f.clone(),
                         (None, Some(p)) => p.clone(),
-                        (None, None) => return self.reject(Some(kind), "goto needs a field or a place".into()),
+                        (None, None) => {
+                            return self.reject(Some(kind), "goto needs a field or a place".into())
+                        }
                     }
                 };
                 let node = if place == "H" || self.map.nodes.contains_key(&place) {
@@ -438,7 +468,13 @@ impl SkillServer {
                     f.entry.clone()
                 } else {
                     let fields: Vec<&str> = self.map.fields.keys().map(String::as_str).collect();
-                    return self.reject(Some(kind), format!("unknown place \"{place}\"; places are H, the fields ({}) and lane nodes", fields.join(", ")));
+                    return self.reject(
+                        Some(kind),
+                        format!(
+                            "unknown place \"{place}\"; places are H, the fields ({}) and lane nodes",
+                            fields.join(", ")
+                        ),
+                    );
                 };
                 let Some(route) = self.route_to(obs.pose.pos(), &node) else {
                     return self.reject(Some(kind), format!("no route to {place}"));
@@ -454,7 +490,10 @@ impl SkillServer {
                 };
                 let d = f.entry_pos.dist(obs.pose.pos());
                 if d > self.opts.entry_tolerance_m {
-                    return self.reject(Some(kind), format!("not at the entry of {field} ({d:.0} m away); goto {field} first"));
+                    return self.reject(
+                        Some(kind),
+                        format!("not at the entry of {field} ({d:.0} m away); goto {field} first"),
+                    );
                 }
                 let path = scout_path(&self.map, &field).expect("the field exists");
                 let c0 = path.cum_m[1];
@@ -463,15 +502,28 @@ impl SkillServer {
                 pts.extend(path.points.iter().copied());
                 let route = Polyline::new(pts);
                 let shift = route.length_m() - path.length_m();
-                self.start_motion(kind, route, 0.0, req.speed_cap_mps, field.clone(), Some(field), Some((span.0 + shift, span.1 + shift)))
+                self.start_motion(
+                    kind,
+                    route,
+                    0.0,
+                    req.speed_cap_mps,
+                    field.clone(),
+                    Some(field),
+                    Some((span.0 + shift, span.1 + shift)),
+                )
             }
             SkillKind::Resume => {
                 let Some((k, old_id, mut m)) = self.interrupted.take() else {
                     return self.reject(Some(kind), "nothing to resume".into());
                 };
-                let (_, d) = m.follower.path.project_window(obs.pose.pos(), m.follower.s_m - 5.0, m.follower.s_m + 5.0);
+                let (_, d) = m.follower.path.project_window(
+                    obs.pose.pos(),
+                    m.follower.s_m - 5.0,
+                    m.follower.s_m + 5.0,
+                );
                 if d > self.opts.max_track_error_m {
-                    let cause = format!("the vehicle is {d:.0} m from where {} #{old_id} stopped", k.as_str());
+                    let cause =
+                        format!("the vehicle is {d:.0} m from where {} #{old_id} stopped", k.as_str());
                     self.interrupted = Some((k, old_id, m));
                     return self.reject(Some(kind), cause);
                 }
@@ -482,12 +534,20 @@ impl SkillServer {
                 m.best_t = obs.t_s;
                 m.start_s = m.follower.s_m;
                 let id = self.start_id();
-                let detail = json!({"resumes": old_id, "target": m.target, "remaining_m": m.follower.remaining_m()});
+                let detail =
+                    json!({"resumes": old_id, "target": m.target, "remaining_m": m.follower.remaining_m()});
                 let route_m = m.follower.remaining_m();
                 self.shield.reset();
-                self.running = Some(Running { id, kind: k, active: Active::Motion(m) });
+                self.running = Some(Running { id, kind: k, active: Active::Motion(Box::new(m)) });
                 self.event("skill_started", Some(id), Some(k), None, None, detail);
-                Reply { accepted: true, skill: Some(k), id: Some(id), code: None, cause: Some(format!("resumes #{old_id}")), route_m: Some(route_m) }
+                Reply {
+                    accepted: true,
+                    skill: Some(k),
+                    id: Some(id),
+                    code: None,
+                    cause: Some(format!("resumes #{old_id}")),
+                    route_m: Some(route_m),
+                }
             }
             SkillKind::Stop => unreachable!("handled above"),
         }
@@ -502,7 +562,8 @@ impl SkillServer {
     /// A route from a point to a node: via the field's entry when the point is in a field.
     fn route_to(&self, p: Vec2, node: &str) -> Option<Polyline> {
         let in_field = self.map.fields.values().find(|f| {
-            (point_in_polygon(p, &f.polygon) || polygon_boundary_distance(p, &f.polygon) <= self.map.field_margin_m)
+            (point_in_polygon(p, &f.polygon)
+                || polygon_boundary_distance(p, &f.polygon) <= self.map.field_margin_m)
                 && f.entry_pos.dist(p) > 0.5
         });
         match in_field {
@@ -535,19 +596,57 @@ impl SkillServer {
         let follower = Follower::new(route, s_m, self.opts.follower);
         self.interrupted = None;
         self.shield.reset();
-        let m = Motion { follower, cap_mps, target: target.clone(), field, loop_span, hold_since: None, best_s: s_m, best_t: self.t_s, start_s: s_m };
-        self.running = Some(Running { id, kind, active: Active::Motion(m) });
-        self.event("skill_started", Some(id), Some(kind), None, None, json!({"target": target, "route_m": route_m}));
-        Reply { accepted: true, skill: Some(kind), id: Some(id), code: None, cause: None, route_m: Some(route_m) }
+        let m = Motion {
+            follower,
+            cap_mps,
+            target: target.clone(),
+            field,
+            loop_span,
+            hold_since: None,
+            best_s: s_m,
+            best_t: self.t_s,
+            start_s: s_m,
+        };
+        self.running = Some(Running { id, kind, active: Active::Motion(Box::new(m)) });
+        self.event(
+            "skill_started",
+            Some(id),
+            Some(kind),
+            None,
+            None,
+            json!({"target": target, "route_m": route_m}),
+        );
+        Reply {
+            accepted: true,
+            skill: Some(kind),
+            id: Some(id),
+            code: None,
+            cause: None,
+            route_m: Some(route_m),
+        }
     }
 
     fn stop(&mut self, obs: &Observation) -> Reply {
         match self.running.take() {
-            None => Reply { accepted: true, skill: Some(SkillKind::Stop), id: None, code: None, cause: Some("no skill was running".into()), route_m: None },
+            None => Reply {
+                accepted: true,
+                skill: Some(SkillKind::Stop),
+                id: None,
+                code: None,
+                cause: Some("no skill was running".into()),
+                route_m: None,
+            },
             Some(r) => {
                 let cause = format!("{} #{} stopped on request", r.kind.as_str(), r.id);
                 self.finish(r, ResultCode::Stopped, "stop requested".into(), obs.t_s);
-                Reply { accepted: true, skill: Some(SkillKind::Stop), id: None, code: None, cause: Some(cause), route_m: None }
+                Reply {
+                    accepted: true,
+                    skill: Some(SkillKind::Stop),
+                    id: None,
+                    code: None,
+                    cause: Some(cause),
+                    route_m: None,
+                }
             }
         }
     }
@@ -558,7 +657,7 @@ impl SkillServer {
         if let Active::Motion(m) = r.active {
             detail = json!({"target": m.target, "progress": m.follower.progress(), "remaining_m": m.follower.remaining_m()});
             if matches!(code, ResultCode::Stopped | ResultCode::Blocked) {
-                self.interrupted = Some((r.kind, r.id, m));
+                self.interrupted = Some((r.kind, r.id, *m));
             }
         }
         self.event("skill_ended", Some(r.id), Some(r.kind), Some(code), Some(cause), detail);
@@ -607,15 +706,22 @@ impl SkillServer {
                 {
                     ended = Some((ResultCode::Failed, format!("left the route: {off:.1} m off")));
                 } else {
-                    let cmd = m.follower.command(&self.map, &obs.pose, obs.speed_mps, self.opts.limits, m.cap_mps);
+                    let cmd =
+                        m.follower.command(&self.map, &obs.pose, obs.speed_mps, self.opts.limits, m.cap_mps);
                     match self.shield.check(cmd, obs.speed_mps, self.ahead_m) {
                         Verdict::Pass => {
                             if let Some(since) = m.hold_since.take() {
-                                shield_event = Some(("shield_release", json!({"held_s": obs.t_s - since, "ahead_m": finite(self.ahead_m)})));
+                                shield_event = Some((
+                                    "shield_release",
+                                    json!({"held_s": obs.t_s - since, "ahead_m": finite(self.ahead_m)}),
+                                ));
                             }
                             out = cmd;
                             if obs.t_s - m.best_t > self.opts.stall_s {
-                                ended = Some((ResultCode::Failed, format!("no progress for {:.0} s", self.opts.stall_s)));
+                                ended = Some((
+                                    ResultCode::Failed,
+                                    format!("no progress for {:.0} s", self.opts.stall_s),
+                                ));
                             }
                         }
                         Verdict::Hold { ahead_m, stopping_m } => {
