@@ -101,6 +101,7 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
         schema: SCHEMA.into(),
         scenario: scenario.into(),
         scenario_file: format!("scenarios/{scenario}.json"),
+        scenario_json: serde_json::Map::new(),
         title: "One field".into(),
         instruction: "Scout F53 and come home.".into(),
         fields: vec!["F53".into()],

@@ -163,7 +163,7 @@ impl Loop<'_> {
                     self.st.site = Some(acres_runtime::geom::Vec2::new(x, y));
                 }
             }
-            "shield_release" => self.stuck_sent = false,
+            "shield_release" | "skill_started" => self.stuck_sent = false,
             _ => {}
         }
     }

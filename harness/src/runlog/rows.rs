@@ -211,6 +211,9 @@ pub struct RunRow {
     pub scenario: String,
     /// The scenario file, as given.
     pub scenario_file: String,
+    /// The scenario as it was run (its full file form, defaults included), so that replay does
+    /// not depend on the file staying the same.
+    pub scenario_json: Map<String, Value>,
     /// The scenario title.
     pub title: String,
     /// The instruction the planner gets at the start.

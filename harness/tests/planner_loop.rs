@@ -1,0 +1,619 @@
+//! The planner loop with a programmable planner (a test session that answers from a closure):
+//! every wake reason, every limit's end code, the tools' schema errors, the TruthRead guard and
+//! the recovery interface. The world, the tools, the writer and the run folder are all real.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use acres_harness::planner::{Block, Client, ModelError, Reply, Session};
+use acres_harness::run::{run_scenario, Planner, RunOptions, RunOutcome};
+use acres_harness::runlog::rows::{Mode, Profile, Row, Stop, ToolCall, ToolDef, Usage};
+use acres_harness::scenario;
+use acres_runtime::costs::CostTable;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+type Brain = Box<dyn FnMut(usize, &[Block]) -> Result<Reply, ModelError> + Send>;
+
+/// A client whose session answers with a closure of (call number, blocks).
+struct FnClient {
+    brain: Arc<Mutex<Option<Brain>>>,
+}
+
+struct FnSession {
+    brain: Brain,
+    calls: usize,
+}
+
+impl Session for FnSession {
+    fn send(&mut self, blocks: &[Block]) -> Result<Reply, ModelError> {
+        self.calls += 1;
+        (self.brain)(self.calls, blocks)
+    }
+    fn usd(&self, usage: &Usage) -> f64 {
+        usage.output_tokens as f64 * 1e-3
+    }
+}
+
+impl Client for FnClient {
+    fn name(&self) -> &str {
+        "test"
+    }
+    fn start(&self, _system: &str, _tools: &[ToolDef]) -> Box<dyn Session> {
+        let brain = self.brain.lock().unwrap().take().expect("one session per client");
+        Box::new(FnSession { brain, calls: 0 })
+    }
+}
+
+fn reply(calls: Vec<(&str, Value)>, latency_s: f64) -> Reply {
+    let tool_calls: Vec<ToolCall> = calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, (n, a))| ToolCall { id: format!("c{i}"), name: n.into(), arguments: a })
+        .collect();
+    let stop = if tool_calls.is_empty() { Stop::End } else { Stop::ToolUse };
+    Reply {
+        text: if tool_calls.is_empty() { "ok".into() } else { String::new() },
+        reasoning: None,
+        tool_calls,
+        stop,
+        usage: Usage::default(),
+        latency_s,
+    }
+}
+
+fn end_turn() -> Reply {
+    reply(vec![], 1.0)
+}
+
+fn wake_reason(blocks: &[Block]) -> Option<String> {
+    blocks.iter().find_map(|b| match b {
+        Block::Text(t) if t.starts_with("Wake-up") => {
+            let open = t.find('(')?;
+            let close = t.find(')')?;
+            Some(t[open + 1..close].to_string())
+        }
+        _ => None,
+    })
+}
+
+fn results(blocks: &[Block]) -> Vec<Value> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::ToolResult { content, .. } => serde_json::from_str(content).ok(),
+            _ => None,
+        })
+        .collect()
+}
+
+struct Run {
+    outcome: RunOutcome,
+    rows: Vec<Row>,
+}
+
+impl Run {
+    fn end(&self) -> &acres_harness::runlog::rows::EndRow {
+        match self.rows.last() {
+            Some(Row::End(e)) => e,
+            other => panic!("last row is not end: {other:?}"),
+        }
+    }
+    fn wakes(&self) -> Vec<String> {
+        self.rows
+            .iter()
+            .filter_map(|r| match r {
+                Row::Wake(w) => Some(w.reason.as_str().to_string()),
+                _ => None,
+            })
+            .collect()
+    }
+    fn tools(&self) -> Vec<(String, Value, bool)> {
+        self.rows
+            .iter()
+            .filter_map(|r| match r {
+                Row::Tool(t) => Some((t.name.clone(), Value::Object(t.result.clone()), t.error)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn scenario_text(extra: Value) -> String {
+    let mut base = json!({
+        "schema": "acres-harness-scenario-1", "id": "loop_test", "tier": 1, "title": "Loop test",
+        "instruction": "Scout F51 and come home.", "fields": ["F51"],
+        "success": {"scouted": ["F51"], "home": true}
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        base[k] = v.clone();
+    }
+    base.to_string()
+}
+
+fn run_with(name: &str, extra: Value, mode: Mode, profile: Profile, brain: Brain) -> Run {
+    let sc =
+        scenario::parse(&scenario_text(extra), Path::new("loop_test.json"), &root().join("scenarios/maps"))
+            .unwrap();
+    let table = CostTable::load(&root().join("scenarios/costs"), "default", sc.condition.as_str()).unwrap();
+    let out = std::env::temp_dir().join(format!("acres-loop-{}-{name}", std::process::id()));
+    let opts = RunOptions {
+        mode,
+        profile,
+        pace: 0.0,
+        operator: true,
+        out: out.clone(),
+        seed: 1,
+        recovery_mode: None,
+        recovery_options: Vec::new(),
+        model: "test".into(),
+        model_file: None,
+    };
+    let client = FnClient { brain: Arc::new(Mutex::new(Some(brain))) };
+    let outcome = run_scenario(&sc, &opts, Planner::Model(&client), table).unwrap();
+    let text = std::fs::read_to_string(outcome.folder.join("run.jsonl")).unwrap();
+    let rows = text.lines().map(|l| Row::decode(l).unwrap()).collect();
+    let report = acres_harness::runlog::validate_folder(&outcome.folder);
+    assert!(report.is_ok(), "{name}: {report}");
+    let _ = std::fs::remove_dir_all(&out);
+    Run { outcome, rows }
+}
+
+/// A planner that drives F51 and home, dispatching on each skill end.
+fn driver() -> Brain {
+    let mut step = 0;
+    Box::new(move |_, blocks| {
+        let Some(reason) = wake_reason(blocks) else { return Ok(end_turn()) };
+        if reason != "start" && reason != "skill_ended" {
+            return Ok(end_turn());
+        }
+        step += 1;
+        Ok(match step {
+            1 => reply(vec![("dispatch", json!({"skill": "goto", "arguments": {"field": "F51"}}))], 1.0),
+            2 => reply(vec![("dispatch", json!({"skill": "scout", "arguments": {"field": "F51"}}))], 1.0),
+            3 => reply(vec![("dispatch", json!({"skill": "return_home"}))], 1.0),
+            _ => end_turn(),
+        })
+    })
+}
+
+#[test]
+fn a_plain_mission_ends_done_and_charges_the_thinking_time() {
+    let r = run_with("plain", json!({}), Mode::Text, Profile::Vehicle, driver());
+    assert_eq!(r.outcome.end, "done");
+    assert!(r.outcome.success);
+    assert_eq!(r.wakes(), ["start", "skill_ended", "skill_ended", "skill_ended"]);
+    // Four wake-ups with one 1 s call each that dispatches and one that ends the turn: the
+    // first skill starts 1 s after the start (the call's latency is charged before it acts).
+    let first = r.rows.iter().find_map(|row| match row {
+        Row::Event(e) if e.name == "skill_started" => Some(e.t),
+        _ => None,
+    });
+    assert!((first.unwrap() - 1.05).abs() < 1e-6, "first skill at {first:?}");
+    assert!((r.end().score.charged_s - 7.0).abs() < 1e-9, "charged {}", r.end().score.charged_s);
+}
+
+#[test]
+fn the_world_does_not_wait_for_a_slow_planner() {
+    // A 30 s think while a goto runs: the vehicle moves meanwhile.
+    let mut first = true;
+    let brain: Brain = Box::new(move |_, blocks| {
+        if first {
+            first = false;
+            return Ok(reply(
+                vec![("dispatch", json!({"skill": "goto", "arguments": {"field": "F55"}}))],
+                0.0,
+            ));
+        }
+        if !results(blocks).is_empty() {
+            return Ok(reply(vec![("read", json!({"what": "vehicle"}))], 30.0));
+        }
+        Ok(end_turn())
+    });
+    let r = run_with("slow", json!({"limits": {"sim_s": 200}}), Mode::Text, Profile::Vehicle, brain);
+    let (_, v, _) = r.tools().into_iter().find(|(n, _, _)| n == "read").unwrap();
+    assert!(v["x"].as_f64().unwrap() > 40.0, "the vehicle drove during the 30 s call: {v}");
+}
+
+#[test]
+fn timer_wakes_come_from_wait_during_a_skill_and_from_wake_every_s() {
+    let mut n = 0;
+    let brain: Brain = Box::new(move |_, blocks| {
+        n += 1;
+        match (n, wake_reason(blocks).as_deref()) {
+            (1, _) => Ok(reply(
+                vec![
+                    ("dispatch", json!({"skill": "goto", "arguments": {"field": "F55"}})),
+                    ("dispatch", json!({"skill": "wait", "arguments": {"seconds": 15}})),
+                ],
+                0.5,
+            )),
+            _ => Ok(end_turn()),
+        }
+    });
+    let r = run_with(
+        "timer",
+        json!({"limits": {"wake_every_s": 100, "sim_s": 250}}),
+        Mode::Text,
+        Profile::Vehicle,
+        brain,
+    );
+    // The wait timer at 15.5 s, the period at 100 s, then the goto ends (about 190 s) and the
+    // run ends: a period does not keep a finished run alive.
+    assert_eq!(r.wakes(), ["start", "timer", "timer", "skill_ended"]);
+    let timers: Vec<(f64, String)> = r
+        .rows
+        .iter()
+        .filter_map(|row| match row {
+            Row::Wake(w) if w.reason.as_str() == "timer" => Some((w.t, w.message.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!((timers[0].0 - 15.5).abs() < 0.06 && timers[0].1.contains("timer_at_s"), "{timers:?}");
+    assert!((timers[1].0 - 100.0).abs() < 0.06 && timers[1].1.contains("period_s"), "{timers:?}");
+    let (_, res, _) = &r.tools()[1];
+    assert_eq!(res["timer"], true);
+}
+
+#[test]
+fn requests_wake_the_planner_and_ask_operator_answers() {
+    let mut n = 0;
+    let brain: Brain = Box::new(move |_, blocks| {
+        n += 1;
+        if wake_reason(blocks).as_deref() == Some("request") {
+            return Ok(reply(vec![("ask_operator", json!({"question": "Which field first?"}))], 1.0));
+        }
+        let _ = n;
+        Ok(end_turn())
+    });
+    let extra = json!({"events": [{"t": 30, "type": "request", "text": "Come home."}], "operator": {"answer": "F51 first."}});
+    let r = run_with("request", extra, Mode::Text, Profile::Vehicle, brain);
+    assert_eq!(r.wakes(), ["start", "request"]);
+    let (_, res, _) = &r.tools()[0];
+    assert_eq!(res["answer"], "F51 first.");
+    assert_eq!(r.end().score.interventions, 1);
+    assert!(r
+        .rows
+        .iter()
+        .any(|row| matches!(row, Row::Request(q) if q.text == "Come home." && (q.t - 30.0).abs() < 0.06)));
+}
+
+fn truck_on_goto(at_m: f64, remove_after_s: Option<f64>) -> Value {
+    let mut events = vec![
+        json!({"t": 0, "type": "object_add", "object": {"id": 1, "kind": "truck", "place": {"route_to": "F55", "leg": "goto", "at_m": at_m, "across": true}}}),
+    ];
+    if let Some(d) = remove_after_s {
+        events.push(json!({"after_seen": 1, "delay_s": d, "type": "object_remove", "id": 1}));
+    }
+    Value::Array(events)
+}
+
+fn go_f55_and_listen() -> Brain {
+    let mut first = true;
+    Box::new(move |_, _| {
+        if first {
+            first = false;
+            return Ok(reply(
+                vec![("dispatch", json!({"skill": "goto", "arguments": {"field": "F55"}}))],
+                0.5,
+            ));
+        }
+        Ok(end_turn())
+    })
+}
+
+#[test]
+fn returns_on_route_wakes_in_the_vehicle_profile_and_object_seen_in_the_simulator_profile() {
+    let extra = json!({"events": truck_on_goto(300.0, Some(60.0)), "fields": ["F55"], "success": {"scouted": ["F55"]}, "limits": {"sim_s": 400}});
+    let r = run_with("ror", extra.clone(), Mode::Text, Profile::Vehicle, go_f55_and_listen());
+    assert!(r.wakes().contains(&"returns_on_route".to_string()), "{:?}", r.wakes());
+    assert!(!r.wakes().contains(&"object_seen".to_string()));
+    assert!(r.rows.iter().any(|row| matches!(row, Row::ReturnsOnRoute(x) if !x.cells.is_empty())));
+    let r = run_with("seen", extra, Mode::Text, Profile::Simulator, go_f55_and_listen());
+    assert!(r.wakes().contains(&"object_seen".to_string()), "{:?}", r.wakes());
+    assert!(!r.wakes().contains(&"returns_on_route".to_string()));
+}
+
+#[test]
+fn stuck_wakes_in_menu_recovery_then_the_classical_rules_decide() {
+    let extra = json!({
+        "events": truck_on_goto(300.0, None), "fields": ["F55"], "success": {"scouted": ["F55"]},
+        "recovery": {"mode": "menu", "hold_s": 5}, "limits": {"stuck_wake_ups": 1, "sim_s": 300},
+        "server": {"blocked_s": 40}
+    });
+    let mut n = 0;
+    let brain: Brain = Box::new(move |_, blocks| {
+        n += 1;
+        match wake_reason(blocks).as_deref() {
+            Some("start") => {
+                Ok(reply(vec![("dispatch", json!({"skill": "goto", "arguments": {"field": "F55"}}))], 0.5))
+            }
+            // Choose "wait" on the first stuck wake-up; after a blocked end, resume (held again).
+            Some("skill_ended") if n < 6 => Ok(reply(vec![("dispatch", json!({"skill": "resume"}))], 0.5)),
+            _ => Ok(end_turn()),
+        }
+    });
+    let r = run_with("stuck", extra, Mode::Text, Profile::Vehicle, brain);
+    let wakes = r.wakes();
+    assert_eq!(
+        wakes.iter().filter(|w| *w == "stuck").count(),
+        1,
+        "one stuck wake-up, then the rules: {wakes:?}"
+    );
+    let stuck = r.rows.iter().find_map(|row| match row {
+        Row::Wake(w) if w.reason.as_str() == "stuck" => Some(w.message.clone()),
+        _ => None,
+    });
+    assert!(stuck.unwrap().contains("stop_and_wait"), "the menu lists the options");
+    assert!(r.rows.iter().any(|row| matches!(row, Row::Event(e) if e.name == "classical_rule" && e.cause.as_deref().unwrap_or("").contains("stuck_wake_ups"))));
+    assert!(r.end().score.codes.get("blocked").copied().unwrap_or(0) >= 1);
+}
+
+#[test]
+fn model_errors_end_the_wake_and_wake_the_planner_30_s_later() {
+    let mut n = 0;
+    let brain: Brain = Box::new(move |_, blocks| {
+        n += 1;
+        if n <= 3 {
+            return Err(ModelError { message: "connection refused".into(), latency_s: 2.0 });
+        }
+        match wake_reason(blocks).as_deref() {
+            Some("model_error") => Ok(end_turn()),
+            _ => Ok(end_turn()),
+        }
+    });
+    let r = run_with("errors", json!({"limits": {"model_errors": 3}}), Mode::Text, Profile::Vehicle, brain);
+    assert_eq!(r.wakes(), ["start", "model_error"]);
+    assert_eq!(r.end().score.model_errors, 3);
+    let t = r.rows.iter().find_map(|row| match row {
+        Row::Wake(w) if w.reason.as_str() == "model_error" => Some(w.t),
+        _ => None,
+    });
+    assert!((t.unwrap() - 30.0).abs() < 0.06, "the world was held during the failed calls: {t:?}");
+}
+
+#[test]
+fn every_limit_ends_the_run_with_its_code() {
+    // limit_wake_ups: a planner that always waits again.
+    let r = run_with(
+        "wakes",
+        json!({"limits": {"wake_ups": 3}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|_, blocks| {
+            Ok(if wake_reason(blocks).is_some() {
+                reply(vec![("dispatch", json!({"skill": "wait", "arguments": {"seconds": 10}}))], 0.1)
+            } else {
+                end_turn()
+            })
+        }),
+    );
+    assert_eq!(r.outcome.end, "limit_wake_ups");
+    assert_eq!(r.end().score.wake_ups, 3);
+    // limit_tool_calls.
+    let r = run_with(
+        "calls",
+        json!({"limits": {"tool_calls": 5}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|_, _| Ok(reply(vec![("read", json!({"what": "budget"}))], 0.1))),
+    );
+    assert_eq!(r.outcome.end, "limit_tool_calls");
+    // limit_sim_time.
+    let r = run_with("sim", json!({"limits": {"sim_s": 20}}), Mode::Text, Profile::Vehicle, driver());
+    assert_eq!(r.outcome.end, "limit_sim_time");
+    assert!((r.outcome.t_s - 20.0).abs() < 0.06);
+    // limit_wall_time: a wall budget shorter than one step of pacing.
+    let mut extra = json!({"limits": {"wall_s": 0.01}});
+    extra["limits"]["sim_s"] = json!(3600);
+    let r = run_with(
+        "wall",
+        extra,
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|_, _| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            Ok(reply(vec![("dispatch", json!({"skill": "wait", "arguments": {"seconds": 100}}))], 0.1))
+        }),
+    );
+    assert_eq!(r.outcome.end, "limit_wall_time");
+    // budget: tokens.
+    let r = run_with(
+        "tokens",
+        json!({"limits": {"tokens": 100}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|_, _| {
+            let mut rep = reply(vec![("read", json!({"what": "notes"}))], 0.1);
+            rep.usage.output_tokens = 60;
+            Ok(rep)
+        }),
+    );
+    assert_eq!(r.outcome.end, "budget");
+    assert_eq!(r.end().score.tokens, 120);
+    // budget: usd (the test session prices 1e-3 USD per output token).
+    let r = run_with(
+        "usd",
+        json!({"limits": {"usd": 0.05}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|_, _| {
+            let mut rep = reply(vec![("read", json!({"what": "notes"}))], 0.1);
+            rep.usage.output_tokens = 30;
+            Ok(rep)
+        }),
+    );
+    assert_eq!(r.outcome.end, "budget");
+    // limit_stalled: a vehicle that waits.
+    let r = run_with(
+        "stall",
+        json!({"limits": {"stall_s": 60}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|n, _| {
+            Ok(if n == 1 {
+                reply(vec![("dispatch", json!({"skill": "wait", "arguments": {"seconds": 500}}))], 0.1)
+            } else {
+                end_turn()
+            })
+        }),
+    );
+    assert_eq!(r.outcome.end, "limit_stalled");
+    assert!((r.outcome.t_s - 60.0).abs() < 0.1, "stalled at {}", r.outcome.t_s);
+}
+
+#[test]
+fn tool_calls_per_wake_and_reminders() {
+    let r = run_with(
+        "per_wake",
+        json!({"limits": {"tool_calls_per_wake": 3}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|n, _| {
+            Ok(if n == 1 {
+                reply((0..5).map(|_| ("read", json!({"what": "notes"}))).collect(), 0.1)
+            } else {
+                end_turn()
+            })
+        }),
+    );
+    let tools = r.tools();
+    assert_eq!(tools.len(), 5);
+    assert!(tools[..3].iter().all(|t| !t.2));
+    assert!(tools[3..]
+        .iter()
+        .all(|t| t.2 && t.1["error"].as_str().unwrap().contains("limit of 3 tool calls")));
+    // An empty reply gets a reminder; after `reminders` of them the wake-up ends.
+    let r = run_with(
+        "reminders",
+        json!({"limits": {"reminders": 2}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|_, _| {
+            let mut rep = end_turn();
+            rep.text = String::new();
+            Ok(rep)
+        }),
+    );
+    assert_eq!(r.end().score.reminders, 3);
+    assert_eq!(r.outcome.end, "done");
+}
+
+#[test]
+fn each_tool_answers_bad_arguments_with_a_schema_error() {
+    let bad: Vec<(&str, Value, &str)> = vec![
+        ("look", json!({}), "arguments: missing required key \"view\""),
+        (
+            "look",
+            json!({"view": "sideways"}),
+            "arguments.view: \"sideways\" is not one of map, zoom, compare",
+        ),
+        (
+            "look",
+            json!({"view": "zoom", "region": {"radius_m": 1}}),
+            "arguments.region.radius_m: 1 is below the minimum 5",
+        ),
+        ("read", json!({"what": "weather"}), "arguments.what: \"weather\" is not one of vehicle"),
+        ("read", json!({"what": "scan", "x": 1}), "arguments: unknown key \"x\"; allowed: what"),
+        ("plan", json!({"visits": "F51"}), "arguments.visits: expected an array, got \"F51\""),
+        ("plan", json!({"visits": ["F51", 3]}), "arguments.visits[1]: expected a string, got 3"),
+        ("dispatch", json!({"skill": "fly"}), "arguments.skill: \"fly\" is not one of goto"),
+        (
+            "dispatch",
+            json!({"skill": "wait", "arguments": {"seconds": "ten"}}),
+            "arguments.arguments.seconds: expected a number",
+        ),
+        ("note", json!({"text": ""}), "arguments.text: the text is too short"),
+        ("ask_operator", json!({}), "arguments: missing required key \"question\""),
+        ("teleport", json!({}), "unknown tool \"teleport\""),
+    ];
+    let calls: Vec<(String, Value)> = bad.iter().map(|(n, a, _)| (n.to_string(), a.clone())).collect();
+    let r = run_with(
+        "schema",
+        json!({"limits": {"tool_calls_per_wake": 20}}),
+        Mode::Checked,
+        Profile::Vehicle,
+        Box::new(move |n, _| {
+            Ok(if n == 1 {
+                reply(calls.iter().map(|(n, a)| (n.as_str(), a.clone())).collect(), 0.1)
+            } else {
+                end_turn()
+            })
+        }),
+    );
+    let tools = r.tools();
+    assert_eq!(tools.len(), bad.len());
+    for ((_, res, err), (name, _, want)) in tools.iter().zip(&bad) {
+        assert!(*err, "{name} should fail");
+        assert!(
+            res["error"].as_str().unwrap().starts_with(want),
+            "{name}: {} does not start with {want}",
+            res["error"]
+        );
+    }
+    assert_eq!(r.end().score.schema_errors, bad.len() as u64);
+}
+
+#[test]
+fn reading_truth_in_the_vehicle_profile_stops_the_run() {
+    let brain = || -> Brain { Box::new(|_, _| Ok(reply(vec![("read", json!({"what": "objects"}))], 0.5))) };
+    let r = run_with("truth", json!({}), Mode::Text, Profile::Vehicle, brain());
+    assert_eq!(r.outcome.end, "truth_read");
+    let (_, res, err) = &r.tools()[0];
+    assert!(*err && res["error"].as_str().unwrap().starts_with("TruthRead"));
+    let r = run_with(
+        "truth_ok",
+        json!({"limits": {"wake_ups": 1}}),
+        Mode::Text,
+        Profile::Simulator,
+        Box::new(|n, _| {
+            Ok(if n == 1 {
+                reply(vec![("read", json!({"what": "objects"})), ("read", json!({"what": "vehicle"}))], 0.5)
+            } else {
+                end_turn()
+            })
+        }),
+    );
+    assert_ne!(r.outcome.end, "truth_read");
+    let tools = r.tools();
+    assert!(tools[0].1["objects"].is_array());
+    assert!(tools[1].1["fuel_mj"].is_number(), "the simulator profile reads the fuel energy");
+}
+
+#[test]
+fn checked_mode_needs_an_accepted_plan_whose_next_visit_is_the_field() {
+    let brain: Brain = Box::new(|n, _| {
+        Ok(match n {
+            1 => reply(
+                vec![
+                    ("dispatch", json!({"skill": "goto", "arguments": {"field": "F51"}})),
+                    ("plan", json!({"visits": ["F51", "F51"]})),
+                    ("plan", json!({"visits": ["F99"]})),
+                    ("plan", json!({"visits": ["F51"]})),
+                    ("dispatch", json!({"skill": "goto", "arguments": {"field": "F53"}})),
+                    ("dispatch", json!({"skill": "goto", "arguments": {"field": "F51"}})),
+                ],
+                0.5,
+            ),
+            _ => end_turn(),
+        })
+    });
+    let r = run_with("checked", json!({"limits": {"sim_s": 60}}), Mode::Checked, Profile::Vehicle, brain);
+    let t = r.tools();
+    assert!(t[0].2 && t[0].1["error"].as_str().unwrap().contains("needs an accepted plan"));
+    assert_eq!(t[1].1["reason"], "fields_not_each_once");
+    assert_eq!(t[1].1["source"], "plan_checker");
+    assert_eq!(t[2].1["reason"], "unknown_field");
+    assert_eq!(t[2].1["source"], "harness");
+    assert_eq!(t[3].1["accepted"], true);
+    assert!(t[4].1["error"]
+        .as_str()
+        .unwrap()
+        .contains("the next visit of the accepted plan is F51, not F53"));
+    assert_eq!(t[5].1["accepted"], true);
+    assert_eq!(r.end().score.refused_plans, 2);
+}
