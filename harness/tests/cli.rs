@@ -1,0 +1,210 @@
+//! The `acres-harness` binary end to end, as a user runs it: the shipped suite, score, validate,
+//! replay, workers, bad input, damaged run folders. Real processes, real files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn harness(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_acres-harness")).args(args).current_dir(root()).output().expect("the binary runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("acres-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn path(&self, sub: &str) -> String {
+        self.0.join(sub).display().to_string()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+fn scores_without_folders(json_text: &[u8]) -> Value {
+    let mut v: Value = serde_json::from_slice(json_text).unwrap();
+    for line in v.as_array_mut().unwrap() {
+        line.as_object_mut().unwrap().remove("folder");
+    }
+    v
+}
+
+#[test]
+fn the_shipped_suite_runs_scores_validates_and_replays() {
+    let tmp = TempDir::new("suite");
+    let out = tmp.path("a");
+    let o = harness(&["run", "--scenario", "scenarios", "--model", "scripted", "--mode", "checked", "--out", &out, "--workers", "2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("10 runs, 10 succeeded"));
+    let o = harness(&["score", &out]);
+    assert!(o.status.success());
+    let table = text(&o);
+    for col in ["scenario", "profile", "success", "end", "scouted", "time_s", "charged_s", "fuel_mj", "codes", "refused_plans", "wake_ups", "tool_calls", "tokens", "usd", "interventions", "reasoning_logged", "reminders", "schema_errors", "fallback_protocol", "pictures_dropped", "model_errors"] {
+        assert!(table.lines().next().unwrap().contains(col), "the table lacks {col}");
+    }
+    assert_eq!(table.lines().filter(|l| l.starts_with("t1_") || l.starts_with("t2_")).count(), 10);
+    let o = harness(&["validate", &out]);
+    assert!(o.status.success(), "{}", text(&o));
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let folder = entry.unwrap().path();
+        let o = harness(&["replay", &folder.display().to_string(), "--out", &tmp.path("replay")]);
+        assert!(o.status.success(), "replay of {}: {}", folder.display(), text(&o));
+        assert!(text(&o).contains("the world equals the recorded world"));
+    }
+    // The run rows agree with the JSON Schema of the contract (the test command installs jsonschema).
+    let py = Command::new("python3").arg(root().join("tools/check_run_schema.py")).arg(&out).output();
+    match py {
+        Ok(p) if p.status.code() == Some(2) && std::env::var_os("ACRES_REQUIRE_PYTHON").is_none() => {
+            eprintln!("skipped the JSON Schema check: {}", String::from_utf8_lossy(&p.stderr));
+        }
+        Ok(p) => assert!(p.status.success(), "{}{}", String::from_utf8_lossy(&p.stdout), String::from_utf8_lossy(&p.stderr)),
+        Err(e) => assert!(std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(), "python3: {e}"),
+    }
+}
+
+#[test]
+fn results_do_not_depend_on_the_number_of_workers() {
+    let tmp = TempDir::new("workers");
+    let mut scores = Vec::new();
+    for (w, dir) in [("1", "w1"), ("4", "w4")] {
+        let out = tmp.path(dir);
+        let o = harness(&["run", "--scenario", "scenarios", "--out", &out, "--workers", w, "--quiet"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let s = harness(&["score", "--json", &out]);
+        assert!(s.status.success());
+        scores.push(scores_without_folders(&s.stdout));
+    }
+    assert_eq!(scores[0], scores[1]);
+    assert_eq!(scores[0].as_array().unwrap().len(), 10);
+}
+
+#[test]
+fn the_t1_tier_succeeds_in_text_and_visual_modes_and_classical_where_it_can() {
+    let tmp = TempDir::new("modes");
+    let t1: Vec<String> = (1..=5)
+        .map(|i| {
+            let name = std::fs::read_dir(root().join("scenarios"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .find(|n| n.starts_with(&format!("t1_0{i}")))
+                .unwrap();
+            format!("scenarios/{name}")
+        })
+        .collect();
+    for mode in ["text", "visual"] {
+        let mut args = vec!["run", "--mode", mode, "--out"];
+        let out = tmp.path(mode);
+        args.push(&out);
+        args.push("--scenario");
+        args.extend(t1.iter().map(String::as_str));
+        let o = harness(&args);
+        assert!(o.status.success(), "{mode}: {}", text(&o));
+    }
+    let out = tmp.path("classical");
+    let o = harness(&["run", "--mode", "classical", "--scenario", "scenarios", "--out", &out, "--workers", "2"]);
+    let t = text(&o);
+    // Classical reads no instruction (t1_05's order) and cannot turn away from a truck it faces
+    // without a reverse gear (t2_09); every other shipped scenario succeeds.
+    for line in t.lines().filter(|l| l.starts_with("t1_") || l.starts_with("t2_")) {
+        let expect_ok = !line.starts_with("t1_05") && !line.starts_with("t2_09");
+        assert_eq!(line.contains(" ok "), expect_ok, "{line}");
+    }
+    assert_eq!(o.status.code(), Some(1));
+    assert!(Path::new(&out).join("t1_01_one_field__classical__none").join("run.jsonl").is_file());
+}
+
+#[test]
+fn a_broken_scenario_stops_everything_with_exit_2_and_no_run_folder() {
+    let tmp = TempDir::new("broken");
+    let sc = tmp.0.join("scenarios");
+    copy_dir(&root().join("scenarios"), &sc);
+    std::fs::copy(root().join("tests/corpus/scenarios/08_unknown_object_kind.json"), sc.join("zz_broken.json")).unwrap();
+    let out = tmp.path("out");
+    let o = harness(&["run", "--scenario", &sc.display().to_string(), "--out", &out]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("zz_broken.json: at events[2].object.kind: unknown kind \"bus\"; expected one of truck, person, tractor, car"), "{err}");
+    assert!(!Path::new(&out).exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "no run folder is made");
+    let o = harness(&["run", "--scenario", "scenarios/t1_01_one_field.json", "--out", &out, "--mode", "sideways"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("unknown mode \"sideways\""));
+    let o = harness(&["run", "--scenario", "no/such.json", "--out", &out]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn validate_reports_damaged_run_folders_and_replay_detects_a_changed_recording() {
+    let tmp = TempDir::new("damage");
+    let out = tmp.path("a");
+    let o = harness(&["run", "--scenario", "scenarios/t2_06_truck_on_the_lane.json", "--out", &out, "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let good = Path::new(&out).join("t2_06_truck_on_the_lane__checked__scripted");
+    let damaged = |name: &str| {
+        let d = tmp.0.join(name).join("t2_06_truck_on_the_lane__checked__scripted");
+        copy_dir(&good, &d);
+        d
+    };
+    let rows = std::fs::read_to_string(good.join("run.jsonl")).unwrap();
+    let lines: Vec<&str> = rows.lines().collect();
+    // Truncated: a run killed mid-way has no end row.
+    let d = damaged("truncated");
+    std::fs::write(d.join("run.jsonl"), lines[..lines.len() / 2].join("\n") + "\n").unwrap();
+    let o = harness(&["validate", &d.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("incomplete"), "{}", text(&o));
+    // A frame deleted.
+    let d = damaged("frame");
+    std::fs::remove_file(d.join("frames/f0002.png")).unwrap();
+    let o = harness(&["validate", &d.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("f0002.png"), "{}", text(&o));
+    // A row corrupted.
+    let d = damaged("corrupt");
+    let mut bad: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
+    bad[3] = bad[3].replacen("\"type\":\"", "\"type\":\"x", 1);
+    std::fs::write(d.join("run.jsonl"), bad.join("\n") + "\n").unwrap();
+    let o = harness(&["validate", &d.display().to_string()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("run.jsonl:4:"), "{}", text(&o));
+    // Replay of a recording whose first reply came later differs.
+    let d = damaged("latency");
+    let changed: Vec<String> = lines
+        .iter()
+        .map(|l| if l.contains("\"type\":\"model_reply\"") && l.contains("\"call\":1,") { l.replacen("\"latency_s\":2.0", "\"latency_s\":7.0", 1) } else { l.to_string() })
+        .collect();
+    assert_ne!(changed.join("\n"), lines.join("\n"));
+    std::fs::write(d.join("run.jsonl"), changed.join("\n") + "\n").unwrap();
+    let o = harness(&["replay", &d.display().to_string(), "--out", &tmp.path("replay")]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("differs"));
+}
