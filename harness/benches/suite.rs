@@ -31,7 +31,11 @@ fn main() {
         mission_s = v.as_array().unwrap().iter().map(|l| l["score"]["time_s"].as_f64().unwrap()).sum();
     }
     let frames = std::fs::read_dir(&out)
-        .map(|d| d.flatten().map(|e| std::fs::read_dir(e.path().join("frames")).map_or(0, |f| f.count())).sum::<usize>())
+        .map(|d| {
+            d.flatten()
+                .map(|e| std::fs::read_dir(e.path().join("frames")).map_or(0, |f| f.count()))
+                .sum::<usize>()
+        })
         .unwrap_or(0);
     let _ = std::fs::remove_dir_all(&out);
     let ratio = mission_s / best;

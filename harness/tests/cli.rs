@@ -11,7 +11,11 @@ fn root() -> PathBuf {
 }
 
 fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_acres-harness")).args(args).current_dir(root()).output().expect("the binary runs")
+    Command::new(env!("CARGO_BIN_EXE_acres-harness"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
 }
 
 fn text(o: &Output) -> String {
@@ -63,13 +67,47 @@ fn scores_without_folders(json_text: &[u8]) -> Value {
 fn the_shipped_suite_runs_scores_validates_and_replays() {
     let tmp = TempDir::new("suite");
     let out = tmp.path("a");
-    let o = harness(&["run", "--scenario", "scenarios", "--model", "scripted", "--mode", "checked", "--out", &out, "--workers", "2"]);
+    let o = harness(&[
+        "run",
+        "--scenario",
+        "scenarios",
+        "--model",
+        "scripted",
+        "--mode",
+        "checked",
+        "--out",
+        &out,
+        "--workers",
+        "2",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("10 runs, 10 succeeded"));
     let o = harness(&["score", &out]);
     assert!(o.status.success());
     let table = text(&o);
-    for col in ["scenario", "profile", "success", "end", "scouted", "time_s", "charged_s", "fuel_mj", "codes", "refused_plans", "wake_ups", "tool_calls", "tokens", "usd", "interventions", "reasoning_logged", "reminders", "schema_errors", "fallback_protocol", "pictures_dropped", "model_errors"] {
+    for col in [
+        "scenario",
+        "profile",
+        "success",
+        "end",
+        "scouted",
+        "time_s",
+        "charged_s",
+        "fuel_mj",
+        "codes",
+        "refused_plans",
+        "wake_ups",
+        "tool_calls",
+        "tokens",
+        "usd",
+        "interventions",
+        "reasoning_logged",
+        "reminders",
+        "schema_errors",
+        "fallback_protocol",
+        "pictures_dropped",
+        "model_errors",
+    ] {
         assert!(table.lines().next().unwrap().contains(col), "the table lacks {col}");
     }
     assert_eq!(table.lines().filter(|l| l.starts_with("t1_") || l.starts_with("t2_")).count(), 10);
@@ -87,7 +125,12 @@ fn the_shipped_suite_runs_scores_validates_and_replays() {
         Ok(p) if p.status.code() == Some(2) && std::env::var_os("ACRES_REQUIRE_PYTHON").is_none() => {
             eprintln!("skipped the JSON Schema check: {}", String::from_utf8_lossy(&p.stderr));
         }
-        Ok(p) => assert!(p.status.success(), "{}{}", String::from_utf8_lossy(&p.stdout), String::from_utf8_lossy(&p.stderr)),
+        Ok(p) => assert!(
+            p.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&p.stdout),
+            String::from_utf8_lossy(&p.stderr)
+        ),
         Err(e) => assert!(std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(), "python3: {e}"),
     }
 }
@@ -131,7 +174,8 @@ fn the_t1_tier_succeeds_in_text_and_visual_modes_and_classical_where_it_can() {
         assert!(o.status.success(), "{mode}: {}", text(&o));
     }
     let out = tmp.path("classical");
-    let o = harness(&["run", "--mode", "classical", "--scenario", "scenarios", "--out", &out, "--workers", "2"]);
+    let o =
+        harness(&["run", "--mode", "classical", "--scenario", "scenarios", "--out", &out, "--workers", "2"]);
     let t = text(&o);
     // Classical reads no instruction (t1_05's order) and cannot turn away from a truck it faces
     // without a reverse gear (t2_09); every other shipped scenario succeeds.
@@ -148,14 +192,29 @@ fn a_broken_scenario_stops_everything_with_exit_2_and_no_run_folder() {
     let tmp = TempDir::new("broken");
     let sc = tmp.0.join("scenarios");
     copy_dir(&root().join("scenarios"), &sc);
-    std::fs::copy(root().join("tests/corpus/scenarios/08_unknown_object_kind.json"), sc.join("zz_broken.json")).unwrap();
+    std::fs::copy(
+        root().join("tests/corpus/scenarios/08_unknown_object_kind.json"),
+        sc.join("zz_broken.json"),
+    )
+    .unwrap();
     let out = tmp.path("out");
     let o = harness(&["run", "--scenario", &sc.display().to_string(), "--out", &out]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("zz_broken.json: at events[2].object.kind: unknown kind \"bus\"; expected one of truck, person, tractor, car"), "{err}");
-    assert!(!Path::new(&out).exists() || std::fs::read_dir(&out).unwrap().next().is_none(), "no run folder is made");
-    let o = harness(&["run", "--scenario", "scenarios/t1_01_one_field.json", "--out", &out, "--mode", "sideways"]);
+    assert!(
+        !Path::new(&out).exists() || std::fs::read_dir(&out).unwrap().next().is_none(),
+        "no run folder is made"
+    );
+    let o = harness(&[
+        "run",
+        "--scenario",
+        "scenarios/t1_01_one_field.json",
+        "--out",
+        &out,
+        "--mode",
+        "sideways",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("unknown mode \"sideways\""));
     let o = harness(&["run", "--scenario", "no/such.json", "--out", &out]);
@@ -166,7 +225,8 @@ fn a_broken_scenario_stops_everything_with_exit_2_and_no_run_folder() {
 fn validate_reports_damaged_run_folders_and_replay_detects_a_changed_recording() {
     let tmp = TempDir::new("damage");
     let out = tmp.path("a");
-    let o = harness(&["run", "--scenario", "scenarios/t2_06_truck_on_the_lane.json", "--out", &out, "--quiet"]);
+    let o =
+        harness(&["run", "--scenario", "scenarios/t2_06_truck_on_the_lane.json", "--out", &out, "--quiet"]);
     assert!(o.status.success(), "{}", text(&o));
     let good = Path::new(&out).join("t2_06_truck_on_the_lane__checked__scripted");
     let damaged = |name: &str| {
@@ -200,7 +260,13 @@ fn validate_reports_damaged_run_folders_and_replay_detects_a_changed_recording()
     let d = damaged("latency");
     let changed: Vec<String> = lines
         .iter()
-        .map(|l| if l.contains("\"type\":\"model_reply\"") && l.contains("\"call\":1,") { l.replacen("\"latency_s\":2.0", "\"latency_s\":7.0", 1) } else { l.to_string() })
+        .map(|l| {
+            if l.contains("\"type\":\"model_reply\"") && l.contains("\"call\":1,") {
+                l.replacen("\"latency_s\":2.0", "\"latency_s\":7.0", 1)
+            } else {
+                l.to_string()
+            }
+        })
         .collect();
     assert_ne!(changed.join("\n"), lines.join("\n"));
     std::fs::write(d.join("run.jsonl"), changed.join("\n") + "\n").unwrap();

@@ -17,7 +17,10 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/scan_numpy.py")
 /// sets it after installing numpy), a missing numpy fails the test instead of skipping it.
 fn numpy_available() -> bool {
     let ok = numpy_importable();
-    assert!(ok || std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(), "ACRES_REQUIRE_PYTHON is set but numpy cannot be imported");
+    assert!(
+        ok || std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
+        "ACRES_REQUIRE_PYTHON is set but numpy cannot be imported"
+    );
     ok
 }
 
