@@ -139,15 +139,16 @@ fn the_shipped_suite_runs_scores_validates_and_replays() {
 fn results_do_not_depend_on_the_number_of_workers() {
     let tmp = TempDir::new("workers");
     let mut scores = Vec::new();
-    for (w, dir) in [("1", "w1"), ("4", "w4")] {
+    for (flag, w, dir) in [("--workers", "1", "w1"), ("--workers", "4", "w4"), ("--concurrent", "3", "c3")] {
         let out = tmp.path(dir);
-        let o = harness(&["run", "--scenario", "scenarios", "--out", &out, "--workers", w, "--quiet"]);
+        let o = harness(&["run", "--scenario", "scenarios", "--out", &out, flag, w, "--quiet"]);
         assert!(o.status.success(), "{}", text(&o));
         let s = harness(&["score", "--json", &out]);
         assert!(s.status.success());
         scores.push(scores_without_folders(&s.stdout));
     }
     assert_eq!(scores[0], scores[1]);
+    assert_eq!(scores[0], scores[2]);
     assert_eq!(scores[0].as_array().unwrap().len(), 10);
 }
 
@@ -273,4 +274,71 @@ fn validate_reports_damaged_run_folders_and_replay_detects_a_changed_recording()
     let o = harness(&["replay", &d.display().to_string(), "--out", &tmp.path("replay")]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(text(&o).contains("differs"));
+}
+
+#[test]
+fn a_killed_run_leaves_a_folder_that_validate_reports_incomplete() {
+    let tmp = TempDir::new("killed");
+    let out = tmp.path("a");
+    // At 100 mission seconds per wall second the mission takes about 5 s of wall time.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_acres-harness"))
+        .args([
+            "run",
+            "--scenario",
+            "scenarios/t1_01_one_field.json",
+            "--out",
+            &out,
+            "--pace",
+            "100",
+            "--quiet",
+        ])
+        .current_dir(root())
+        .spawn()
+        .unwrap();
+    let run_file = Path::new(&out).join("t1_01_one_field__checked__scripted/run.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline {
+        let rows = std::fs::read_to_string(&run_file).map(|t| t.lines().count()).unwrap_or(0);
+        if rows > 100 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    let o = harness(&["validate", &out]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("incomplete"), "{}", text(&o));
+    let s = harness(&["score", &out]);
+    assert!(text(&s).contains("incomplete"), "{}", text(&s));
+}
+
+#[test]
+fn secret_environment_values_never_reach_the_run_folder() {
+    let tmp = TempDir::new("secret");
+    let secret = "sk-test-9f8e7d6c5b4a";
+    let sc = std::fs::read_to_string(root().join("scenarios/t1_01_one_field.json")).unwrap();
+    let sc = sc.replace("Scout F53 and come home.", &format!("Scout F53 and come home. Token {secret}."));
+    let dir = tmp.0.join("sc");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t1_01_one_field.json"), sc).unwrap();
+    let out = tmp.path("a");
+    let o = Command::new(env!("CARGO_BIN_EXE_acres-harness"))
+        .args([
+            "run",
+            "--scenario",
+            &dir.join("t1_01_one_field.json").display().to_string(),
+            "--out",
+            &out,
+            "--quiet",
+        ])
+        .env("ACRES_TEST_API_KEY", secret)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let rows = std::fs::read_to_string(Path::new(&out).join("t1_01_one_field__checked__scripted/run.jsonl"))
+        .unwrap();
+    assert!(!rows.contains(secret));
+    assert!(rows.contains("[redacted]"));
 }

@@ -467,6 +467,33 @@ fn every_limit_ends_the_run_with_its_code() {
 }
 
 #[test]
+fn call_s_and_wake_s_end_the_wake_up() {
+    // A call over call_s: charged call_s only, counted as a model error, the wake-up ends.
+    let r = run_with(
+        "call_s",
+        json!({"limits": {"call_s": 5, "wake_ups": 1}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|n, _| {
+            Ok(if n == 1 { reply(vec![("read", json!({"what": "notes"}))], 12.0) } else { end_turn() })
+        }),
+    );
+    assert_eq!(r.end().score.model_errors, 1);
+    assert!((r.end().score.charged_s - 5.0).abs() < 1e-9);
+    assert!(r.tools().is_empty(), "the late reply's tool calls do not act");
+    // Calls of one wake-up past wake_s: the wake-up ends after the call that passed it.
+    let r = run_with(
+        "wake_s",
+        json!({"limits": {"wake_s": 10, "wake_ups": 1}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|_, _| Ok(reply(vec![("read", json!({"what": "notes"}))], 4.0))),
+    );
+    assert_eq!(r.tools().len(), 3, "calls at 4, 8, 12 s: the third passes 10 s");
+    assert!((r.end().score.charged_s - 12.0).abs() < 1e-9);
+}
+
+#[test]
 fn tool_calls_per_wake_and_reminders() {
     let r = run_with(
         "per_wake",
