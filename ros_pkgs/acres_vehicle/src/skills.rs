@@ -160,6 +160,13 @@ pub struct Reply {
     pub route_m: Option<f64>,
 }
 
+impl Reply {
+    /// The reply to a request that started skill `id`.
+    pub fn started(kind: SkillKind, id: u64, route_m: Option<f64>, cause: Option<String>) -> Reply {
+        Reply { accepted: true, skill: Some(kind), id: Some(id), code: None, cause, route_m }
+    }
+}
+
 /// A timestamped event of the skill server.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SkillEvent {
@@ -439,14 +446,7 @@ impl SkillServer {
                     let id = self.start_id();
                     self.running = Some(Running { id, kind, active: Active::Wait { until_s: obs.t_s + s } });
                     self.event("skill_started", Some(id), Some(kind), None, None, json!({"seconds": s}));
-                    Reply {
-                        accepted: true,
-                        skill: Some(kind),
-                        id: Some(id),
-                        code: None,
-                        cause: None,
-                        route_m: None,
-                    }
+                    Reply::started(kind, id, None, None)
                 }
                 other => self.reject(Some(kind), format!("wait needs seconds > 0, got {other:?}")),
             },
@@ -540,14 +540,7 @@ impl SkillServer {
                 self.shield.reset();
                 self.running = Some(Running { id, kind: k, active: Active::Motion(Box::new(m)) });
                 self.event("skill_started", Some(id), Some(k), None, None, detail);
-                Reply {
-                    accepted: true,
-                    skill: Some(k),
-                    id: Some(id),
-                    code: None,
-                    cause: Some(format!("resumes #{old_id}")),
-                    route_m: Some(route_m),
-                }
+                Reply::started(k, id, Some(route_m), Some(format!("resumes #{old_id}")))
             }
             SkillKind::Stop => unreachable!("handled above"),
         }
@@ -616,14 +609,7 @@ impl SkillServer {
             None,
             json!({"target": target, "route_m": route_m}),
         );
-        Reply {
-            accepted: true,
-            skill: Some(kind),
-            id: Some(id),
-            code: None,
-            cause: None,
-            route_m: Some(route_m),
-        }
+        Reply::started(kind, id, Some(route_m), None)
     }
 
     fn stop(&mut self, obs: &Observation) -> Reply {
