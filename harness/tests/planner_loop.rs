@@ -644,3 +644,48 @@ fn checked_mode_needs_an_accepted_plan_whose_next_visit_is_the_field() {
     assert_eq!(t[5].1["accepted"], true);
     assert_eq!(r.end().score.refused_plans, 2);
 }
+
+#[test]
+fn look_gives_pictures_of_every_view_and_keeps_them_in_the_visual_memory() {
+    let seen_images = Arc::new(Mutex::new(Vec::new()));
+    let seen = seen_images.clone();
+    let brain: Brain = Box::new(move |n, blocks| {
+        for b in blocks {
+            if let Block::Image { frame, png } = b {
+                assert!(png.starts_with(b"\x89PNG"));
+                seen.lock().unwrap().push(frame.clone());
+            }
+        }
+        Ok(match n {
+            1 => reply(
+                vec![
+                    ("look", json!({"view": "zoom", "region": {"field": "F51"}})),
+                    ("look", json!({"view": "zoom", "region": {"around": "vehicle", "radius_m": 30}})),
+                    ("look", json!({"view": "zoom", "region": {"x": 400, "y": 0, "radius_m": 100}})),
+                    ("look", json!({"view": "compare", "frame": "f0002", "other_frame": "f0003"})),
+                    ("look", json!({"view": "map", "frame": "f0002"})),
+                    ("look", json!({"view": "zoom", "region": {"field": "F99"}})),
+                ],
+                0.5,
+            ),
+            _ => end_turn(),
+        })
+    });
+    let r = run_with("look", json!({"limits": {"wake_ups": 1}}), Mode::Checked, Profile::Vehicle, brain);
+    let t = r.tools();
+    let frames: Vec<&str> = t.iter().map(|x| x.1["frame"].as_str().unwrap_or("-")).collect();
+    // f0001 is the wake-up's own map picture.
+    assert_eq!(frames, ["f0002", "f0003", "f0004", "f0005", "f0002", "-"]);
+    assert_eq!(t[0].1["view"], "zoom");
+    let vb = t[0].1["view_box"].as_array().unwrap();
+    assert!(
+        vb[0].as_f64().unwrap() <= 100.0 && vb[2].as_f64().unwrap() >= 230.0,
+        "the zoom holds F51: {vb:?}"
+    );
+    assert!(t[1].1["m_per_px"].as_f64().unwrap() < 0.2);
+    assert_eq!(t[3].1["view"], "compare");
+    assert!(t[5].2 && t[5].1["error"].as_str().unwrap().contains("F99"));
+    assert_eq!(*seen_images.lock().unwrap(), ["f0001", "f0002", "f0003", "f0004", "f0005", "f0002"]);
+    let frame_rows = r.rows.iter().filter(|row| matches!(row, Row::Frame(_))).count();
+    assert_eq!(frame_rows, 5, "the memory holds five pictures; looking again adds none");
+}

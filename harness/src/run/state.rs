@@ -269,7 +269,7 @@ impl<'a> RunState<'a> {
     pub fn estimate(&self, visits: &[String], return_home: bool) -> Result<Vec<LegEstimate>, String> {
         let map = &self.sc.map_data;
         let mut out = Vec::new();
-        let mut from = self.planning_place();
+        let from = self.planning_place();
         let here = self.world.vehicle().pose.pos();
         let mut legs: Vec<Leg> = Vec::new();
         let mut first_from_here: Option<String> = None;
@@ -300,9 +300,7 @@ impl<'a> RunState<'a> {
                 planned_energy_mj: path.length_m() * e_per_m * PLANNED_ENERGY_FACTOR,
                 path: path.points,
             });
-            from = Some(target);
         }
-        let _ = from;
         for leg in legs {
             let c = self.table.leg(&leg).map_err(|e| e.to_string())?;
             let path = leg_path(map, &self.graph, &leg).map(|p| p.points).unwrap_or_default();

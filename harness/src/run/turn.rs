@@ -7,7 +7,6 @@ use super::wake::Wake;
 use super::Loop;
 use crate::planner::Block;
 use crate::run::state::wall_now;
-use crate::runlog::rows::View as RowView;
 use crate::runlog::rows::{
     Block as RowBlock, BlockKind, Mode, ModelErrorRow, ModelReplyRow, ModelSendRow, Row, Stop, ToolRow,
     WakeRow,
@@ -174,8 +173,7 @@ impl Loop<'_> {
                             result: result_map,
                             error: out.is_error,
                         }));
-                        if let Some(tr) = self.st.truth_read.clone() {
-                            let _ = tr;
+                        if self.st.truth_read.is_some() {
                             self.end = Some("truth_read".into());
                             return;
                         }
@@ -185,9 +183,7 @@ impl Loop<'_> {
                             is_error: out.is_error,
                         });
                         if let Some(f) = out.image {
-                            if f.view != RowView::Map || self.opts.mode != Mode::Text {
-                                images.push(Block::Image { frame: f.id, png: f.png });
-                            }
+                            images.push(Block::Image { frame: f.id, png: f.png });
                         }
                     }
                     if calls_this_wake > u64::from(self.limits.tool_calls_per_wake) + 4 {
