@@ -2,7 +2,8 @@
 //!
 //! The sensor sits `mount_forward_m` ahead of the vehicle pose and `mount_height_m` above the
 //! ground, with the vehicle's yaw. One [`Lidar::sweep`] casts one ray per (azimuth column, ring):
-//! columns go from bearing 0 (forward) counter-clockwise in steps of `360 / n` degrees, where
+//! columns go from bearing `COLUMN_OFFSET` steps (just left of forward) counter-clockwise in
+//! steps of `360 / n` degrees, where
 //! `n = round(360 / azimuth_step_deg)`; rings are evenly spaced from `min_elevation_deg` to
 //! `max_elevation_deg`. A ray returns its nearest hit within `max_range_m` (measured along the
 //! ray) among the ground plane `z = 0` and the bodies (boxes standing on the ground); a ray with
@@ -24,6 +25,11 @@
 use acres_runtime::geom::{Pose, Vec2};
 
 use crate::objects::Body;
+
+/// Columns sit a quarter step off the whole multiples of the step (column `j` at bearing
+/// `(j + 0.25) · step`): with a 0.5° step no return falls on a scan bin edge (x.5°), where two
+/// implementations of the scan function could round it to different bins.
+pub const COLUMN_OFFSET: f64 = 0.25;
 
 /// Intensity of a ground return.
 pub const GROUND_INTENSITY: f32 = 0.2;
@@ -170,7 +176,7 @@ impl Lidar {
         let n = ((360.0 / cfg.azimuth_step_deg).round() as usize).max(1);
         let columns: Vec<(f64, f64)> = (0..n)
             .map(|j| {
-                let (s, c) = (std::f64::consts::TAU * j as f64 / n as f64).sin_cos();
+                let (s, c) = (std::f64::consts::TAU * (j as f64 + COLUMN_OFFSET) / n as f64).sin_cos();
                 (c, s)
             })
             .collect();
@@ -280,8 +286,8 @@ impl Lidar {
             hi = hi.max(d);
         }
         let per_col = n as f64 / std::f64::consts::TAU;
-        let first = ((c_bearing + lo) * per_col - 1e-9).ceil() as i64;
-        let last = ((c_bearing + hi) * per_col + 1e-9).floor() as i64;
+        let first = ((c_bearing + lo) * per_col - COLUMN_OFFSET - 1e-9).ceil() as i64;
+        let last = ((c_bearing + hi) * per_col - COLUMN_OFFSET + 1e-9).floor() as i64;
         let len = last - first + 1;
         if len <= 0 {
             return;
@@ -423,7 +429,8 @@ mod tests {
     /// The points of column `j`, in sweep order.
     fn column(lidar: &Lidar, sweep: &Sweep, j: usize) -> Vec<[f32; 4]> {
         let step = 360.0 / lidar.columns() as f64;
-        let near = |p: &&[f32; 4]| (bearing(p) - j as f64 * step + 180.0).rem_euclid(360.0) - 180.0;
+        let centre = (j as f64 + COLUMN_OFFSET) * step;
+        let near = |p: &&[f32; 4]| (bearing(p) - centre + 180.0).rem_euclid(360.0) - 180.0;
         sweep.points.iter().filter(|p| near(p).abs() < step / 4.0).copied().collect()
     }
 
@@ -464,7 +471,9 @@ mod tests {
         assert_eq!(objects.len(), 13);
         for p in &objects {
             assert!((p[0] as f64 - face_x).abs() < 0.05, "x = {}", p[0]);
-            assert!(p[1].abs() < 1e-4);
+            // Column 0 looks COLUMN_OFFSET of a step (0.125°) left of ahead.
+            let y = face_x * (COLUMN_OFFSET * 0.5f64).to_radians().tan();
+            assert!((p[1] as f64 - y).abs() < 1e-4, "y = {}", p[1]);
         }
         // No ground return beyond the truck in that column: the -15° ring hits the face
         // (7.75 m) before the ground (8.21 m).
