@@ -689,3 +689,24 @@ fn look_gives_pictures_of_every_view_and_keeps_them_in_the_visual_memory() {
     let frame_rows = r.rows.iter().filter(|row| matches!(row, Row::Frame(_))).count();
     assert_eq!(frame_rows, 5, "the memory holds five pictures; looking again adds none");
 }
+
+#[test]
+fn wet_ground_is_slower_and_a_start_pose_on_the_lane_works() {
+    let dry = run_with("dry", json!({}), Mode::Text, Profile::Vehicle, driver());
+    let wet = run_with("wet", json!({"condition": "wet"}), Mode::Text, Profile::Vehicle, driver());
+    assert!(dry.outcome.success && wet.outcome.success);
+    assert!(wet.outcome.t_s > dry.outcome.t_s * 1.15, "wet {} vs dry {}", wet.outcome.t_s, dry.outcome.t_s);
+    assert!(wet.end().score.fuel_mj > dry.end().score.fuel_mj * 1.2);
+    let r = run_with(
+        "start",
+        json!({"start": {"x": 300.0, "y": 0.0, "yaw": std::f64::consts::PI}}),
+        Mode::Text,
+        Profile::Vehicle,
+        driver(),
+    );
+    assert!(r.outcome.success, "{:?}", r.end().failed);
+    match &r.rows[1] {
+        Row::Pose(p) => assert!((p.x - 300.0).abs() < 1e-9 && (p.yaw - std::f64::consts::PI).abs() < 1e-9),
+        other => panic!("the second row is the first pose: {other:?}"),
+    }
+}
