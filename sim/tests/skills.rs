@@ -268,3 +268,36 @@ fn regenerated_cost_tables_equal_the_checked_in_ones() {
         );
     }
 }
+
+#[test]
+fn speed_limits_hold_on_lanes_and_in_fields_under_each_condition() {
+    for c in Condition::ALL {
+        let m = map();
+        let limits = c.speed_limits();
+        let mut sim = CoreSim::new(WorldConfig::new(m.clone(), c, home()), ServerOptions::new(limits));
+        let (mut lane_max, mut field_max) = (0.0f64, 0.0f64);
+        for req in [
+            SkillRequest::new(SkillKind::Goto).field("F53"),
+            SkillRequest::new(SkillKind::Scout).field("F53"),
+        ] {
+            assert!(sim.request(&req).accepted);
+            for _ in 0..(900.0 / 0.05) as usize {
+                sim.step();
+                let v = sim.world.vehicle();
+                if m.field_at(v.pose.pos()).is_some() {
+                    field_max = field_max.max(v.wheel_speed_mps);
+                } else {
+                    lane_max = lane_max.max(v.wheel_speed_mps);
+                }
+                if sim.drain_events().iter().any(|e| e.name == "skill_ended") {
+                    break;
+                }
+            }
+        }
+        // The wheel speed reaches the lane limit on the long trunk and never passes a limit
+        // (a goto ends standing at the entry, so a scout enters its field slowly).
+        assert!((lane_max - limits.lane_mps).abs() < 0.05, "{c:?}: lane max {lane_max}");
+        assert!(field_max <= limits.field_mps + 1e-9, "{c:?}: field max {field_max}");
+        assert!(field_max >= limits.field_mps - 0.05, "{c:?}: field max {field_max}");
+    }
+}
