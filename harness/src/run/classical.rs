@@ -5,8 +5,10 @@
 //! - after `goto F` succeeded: `scout F`; after `scout F`: the next field, or `return_home`;
 //! - before each next field: skip it when the planned time of going there, scouting it and
 //!   returning home would pass the deadline;
-//! - a skill that ended `blocked`: `wait` 30 s, then `resume`, at most twice per field; then
-//!   skip the field (a blocked `return_home` is resumed without end);
+//! - returns of the LiDAR on the route ahead (the knowledge store, as in the vehicle profile):
+//!   `stop`, then `wait` 30 s; a skill that ended `blocked`: `wait` 30 s. After each wait: when
+//!   the route is clear, `resume`; else wait again, and skip the field once it has waited 120 s
+//!   (a `return_home` is waited for without end);
 //! - a skill that `failed` or was `rejected`: skip the field;
 //! - an operator request that says "home": come home after the current field ("now" or
 //!   "immediately": stop and come home at once).
@@ -16,8 +18,6 @@
 //! tools. After `stuck_wake_ups` such wake-ups the classical rules decide: the vehicle keeps
 //! waiting, and the skill server ends the skill `blocked` after `blocked_s` (a `skill_ended`
 //! wake-up follows).
-
-use std::collections::BTreeMap;
 
 use serde_json::json;
 
@@ -37,10 +37,10 @@ pub const RECOVERY_OPTIONS: [&str; 4] = [
     "return_home: dispatch stop, then return_home",
 ];
 
-/// Waits before a resume, s.
+/// One wait before looking at the route again, s.
 pub const RETRY_WAIT_S: f64 = 30.0;
-/// Resumes per field before it is skipped.
-pub const MAX_RETRIES: u32 = 2;
+/// A field whose route stays blocked this long is skipped, s.
+pub const GIVE_UP_S: f64 = 120.0;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 enum Phase {
@@ -49,7 +49,7 @@ enum Phase {
     Goto(String),
     Scout(String),
     Return,
-    Retry(Box<Phase>),
+    Waiting(Box<Phase>, f64),
     Done,
 }
 
@@ -59,7 +59,7 @@ pub struct Classical {
     order: Vec<String>,
     idx: usize,
     phase: Phase,
-    retries: BTreeMap<String, u32>,
+    returns: bool,
     home_after: bool,
     home_now: bool,
     ended: Option<SkillEvent>,
@@ -109,6 +109,11 @@ impl Classical {
         self.ended = Some(e.clone());
     }
 
+    /// The LiDAR returned points on the route ahead (new knowledge-store places).
+    pub fn on_returns_on_route(&mut self) {
+        self.returns = true;
+    }
+
     /// An operator request.
     pub fn on_request(&mut self, text: &str) {
         let t = text.to_lowercase();
@@ -133,16 +138,38 @@ impl Classical {
             self.go_home(st);
             return;
         }
+        if std::mem::take(&mut self.returns)
+            && matches!(self.phase, Phase::Goto(_) | Phase::Scout(_) | Phase::Return)
+            && st.world.status().skill.is_some()
+        {
+            log_rule(st, &format!("returns on the route: stop, wait {RETRY_WAIT_S} s"));
+            st.world.request(&SkillRequest::new(SkillKind::Stop));
+            let inner = std::mem::take(&mut self.phase);
+            self.phase = Phase::Waiting(Box::new(inner), RETRY_WAIT_S);
+            self.dispatch(st, SkillRequest::new(SkillKind::Wait).seconds(RETRY_WAIT_S));
+            // The stop's skill_ended (code stopped) changes nothing below.
+            return;
+        }
         let Some(e) = self.ended.take() else { return };
         let code = e.code.unwrap_or(ResultCode::Failed);
         let phase = std::mem::take(&mut self.phase);
         match (phase, code) {
-            (Phase::Retry(inner), _) => {
-                let r = st.world.request(&SkillRequest::new(SkillKind::Resume));
-                self.phase = *inner;
-                if !r.accepted {
-                    log_rule(st, &format!("resume refused: {}", r.cause.unwrap_or_default()));
+            (Phase::Waiting(inner, waited), ResultCode::Succeeded) => {
+                let clear = st.knowledge.on_route(&st.world.route_ahead()).is_empty();
+                if clear {
+                    let r = st.world.request(&SkillRequest::new(SkillKind::Resume));
+                    self.phase = *inner;
+                    if !r.accepted {
+                        log_rule(st, &format!("resume refused: {}", r.cause.unwrap_or_default()));
+                        self.skip(st);
+                    }
+                } else if waited >= GIVE_UP_S && *inner != Phase::Return {
+                    log_rule(st, &format!("the route stayed blocked for {waited:.0} s: skip"));
+                    self.phase = *inner;
                     self.skip(st);
+                } else {
+                    self.phase = Phase::Waiting(inner, waited + RETRY_WAIT_S);
+                    self.dispatch(st, SkillRequest::new(SkillKind::Wait).seconds(RETRY_WAIT_S));
                 }
             }
             (Phase::Goto(f), ResultCode::Succeeded) => {
@@ -155,21 +182,9 @@ impl Classical {
             }
             (Phase::Return, ResultCode::Succeeded) => self.phase = Phase::Done,
             (p @ (Phase::Goto(_) | Phase::Scout(_) | Phase::Return), ResultCode::Blocked) => {
-                let key = match &p {
-                    Phase::Goto(f) | Phase::Scout(f) => f.clone(),
-                    _ => "H".into(),
-                };
-                let n = self.retries.entry(key.clone()).or_default();
-                *n += 1;
-                if *n <= MAX_RETRIES || key == "H" {
-                    log_rule(st, &format!("blocked: wait {RETRY_WAIT_S} s, then resume"));
-                    self.phase = Phase::Retry(Box::new(p));
-                    self.dispatch(st, SkillRequest::new(SkillKind::Wait).seconds(RETRY_WAIT_S));
-                } else {
-                    log_rule(st, &format!("blocked {} times: skip {key}", *n));
-                    self.phase = p;
-                    self.skip(st);
-                }
+                log_rule(st, &format!("blocked: wait {RETRY_WAIT_S} s, then look at the route"));
+                self.phase = Phase::Waiting(Box::new(p), RETRY_WAIT_S);
+                self.dispatch(st, SkillRequest::new(SkillKind::Wait).seconds(RETRY_WAIT_S));
             }
             (p, ResultCode::Stopped) => self.phase = p,
             (p, _) => {

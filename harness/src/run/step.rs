@@ -172,7 +172,19 @@ impl Loop<'_> {
         let Some(scan) = self.st.world.scan().copied() else { return };
         let sensor = self.st.world.sensor_pose();
         self.st.knowledge.update(&scan, sensor, 40.0);
-        if self.classical.is_some() {
+        if let Some(c) = self.classical.as_mut() {
+            let route = self.st.world.route_ahead();
+            let fresh: Vec<_> = self
+                .st
+                .knowledge
+                .on_route(&route)
+                .into_iter()
+                .filter(|c| !self.reported_cells.contains(c))
+                .collect();
+            if !fresh.is_empty() {
+                self.reported_cells.extend(fresh);
+                c.on_returns_on_route();
+            }
             return;
         }
         // Places with objects on the route ahead (or the interrupted one) or on the plan's legs.

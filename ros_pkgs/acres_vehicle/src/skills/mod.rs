@@ -13,10 +13,10 @@
 //! `goto`, `scout`, `return_home` and `resume` take `speed_cap_mps`.
 //!
 //! Result codes ([`ResultCode`]): `succeeded`; `stopped` (a `stop` ended it); `blocked` (the shield
-//! held the vehicle for `blocked_s` without a break); `failed` (the vehicle, heading along its
-//! route and past its first 5 m, is more than `max_track_error_m` off it, or made no progress for
-//! `stall_s` while not held); `rejected` (the
-//! request was refused: busy, unknown place, not at the field's entry, a route that would leave
+//! held the vehicle for `blocked_s` without a break); `failed` (the vehicle, once it has been on
+//! its route — within 2 m, heading along it — is more than `max_track_error_m` off it while
+//! heading along it, or made no progress for `stall_s` while not held); `rejected` (the request
+//! was refused: busy, unknown place, not at the field's entry, a route that would leave
 //! the corridor, bad arguments) — a rejected request never starts.
 //!
 //! Events ([`SkillEvent`]): `skill_started`, `skill_ended`, `skill_rejected`, `shield_hold`,
@@ -50,7 +50,8 @@ struct Motion {
     hold_since: Option<f64>,
     best_s: f64,
     best_t: f64,
-    start_s: f64,
+    /// The vehicle has been on its route (within 2 m, heading along it) since the start.
+    tracking: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -316,7 +317,7 @@ impl SkillServer {
                 }
                 m.hold_since = None;
                 m.best_t = obs.t_s;
-                m.start_s = m.follower.s_m;
+                m.tracking = false;
                 let id = self.start_id();
                 let detail =
                     json!({"resumes": old_id, "target": m.target, "remaining_m": m.follower.remaining_m()});
@@ -382,7 +383,7 @@ impl SkillServer {
             hold_since: None,
             best_s: s_m,
             best_t: self.t_s,
-            start_s: s_m,
+            tracking: false,
         };
         self.running = Some(Running { id, kind, active: Active::Motion(Box::new(m)) });
         self.event(
@@ -452,6 +453,9 @@ impl SkillServer {
             }
             Active::Motion(m) => {
                 let off = m.follower.track(&obs.pose);
+                if off < TRACKING_M && aligned(&m.follower, &obs.pose) {
+                    m.tracking = true;
+                }
                 if let (Some(field), Some((a, b))) = (&m.field, m.loop_span) {
                     let c = ((m.follower.s_m - a) / (b - a)).clamp(0.0, 1.0);
                     let e = self.coverage.entry(field.clone()).or_insert(0.0);
@@ -470,10 +474,7 @@ impl SkillServer {
                     if obs.speed_mps < 0.05 {
                         ended = Some((ResultCode::Succeeded, format!("arrived at {}", m.target)));
                     }
-                } else if off > self.opts.max_track_error_m
-                    && m.follower.s_m > m.start_s + 5.0
-                    && aligned(&m.follower, &obs.pose)
-                {
+                } else if off > self.opts.max_track_error_m && m.tracking && aligned(&m.follower, &obs.pose) {
                     ended = Some((ResultCode::Failed, format!("left the route: {off:.1} m off")));
                 } else {
                     let cmd =
@@ -537,6 +538,9 @@ impl SkillServer {
         }
     }
 }
+
+/// A motion is on its route once the vehicle is this near it, heading along it, m.
+const TRACKING_M: f64 = 2.0;
 
 /// True when the vehicle heads along the path (within 45°): a large cross-track error then means
 /// it drifted off, not that it is still turning onto the route.
