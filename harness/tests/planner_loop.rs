@@ -263,8 +263,12 @@ fn every_limit_ends_the_run_with_its_code() {
         }),
     );
     assert_eq!(r.outcome.end, "budget");
-    assert_eq!(r.end().score.tokens, 120);
-    // budget: usd (the test session prices 1e-3 USD per output token).
+    assert_eq!(
+        r.end().score.tokens,
+        60,
+        "the second call (60 more) could pass the cap of 100: it is not made"
+    );
+    // budget: usd (the test session prices 1e-3 USD per output token): 0.03 a call, cap 0.05.
     let r = run_with(
         "usd",
         json!({"limits": {"usd": 0.05}}),

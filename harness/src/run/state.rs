@@ -110,6 +110,10 @@ pub struct Counters {
     pub model_calls: u64,
     /// Replies that logged reasoning.
     pub reasoning_replies: u64,
+    /// Tokens of the last call: the estimate of the next one for the budget caps.
+    pub last_call_tokens: u64,
+    /// USD of the last call.
+    pub last_call_usd: f64,
 }
 
 /// Everything the loop and the tools share.

@@ -63,7 +63,10 @@ impl Loop<'_> {
             if self.end.is_some() {
                 return;
             }
-            if self.st.counters.tokens >= self.limits.tokens || self.st.counters.usd >= self.limits.usd {
+            // Stop before a call that can pass a cap: the next call is estimated as the last one.
+            let c = &self.st.counters;
+            if c.tokens + c.last_call_tokens > self.limits.tokens || c.usd + c.last_call_usd > self.limits.usd
+            {
                 self.end = Some("budget".into());
                 return;
             }
@@ -108,8 +111,11 @@ impl Loop<'_> {
                     wake_time_s += charge;
                     self.advance(charge);
                     let usd = session_usd(self.session.as_deref(), &reply.usage);
+                    let tokens = reply.usage.input_tokens + reply.usage.output_tokens;
                     self.st.counters.usd += usd;
-                    self.st.counters.tokens += reply.usage.input_tokens + reply.usage.output_tokens;
+                    self.st.counters.tokens += tokens;
+                    self.st.counters.last_call_usd = usd;
+                    self.st.counters.last_call_tokens = tokens;
                     if reply.reasoning.is_some() {
                         self.st.counters.reasoning_replies += 1;
                     }
