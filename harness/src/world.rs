@@ -25,7 +25,7 @@ pub struct VehicleView {
     pub pose: Pose,
     /// Speed, m/s.
     pub speed_mps: f64,
-    /// Distance driven, m (wheel odometry).
+    /// Distance driven over ground, m (the odometry's).
     pub odom_m: f64,
 }
 

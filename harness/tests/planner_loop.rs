@@ -5,7 +5,7 @@ mod common;
 
 use serde_json::{json, Value};
 
-use acres_harness::planner::ModelError;
+use acres_harness::planner::{Block, ModelError};
 use acres_harness::runlog::rows::{Mode, Profile, Row};
 
 use common::*;
@@ -183,26 +183,39 @@ fn stuck_wakes_in_menu_recovery_then_the_classical_rules_decide() {
 }
 
 #[test]
-fn model_errors_end_the_wake_and_wake_the_planner_30_s_later() {
-    let mut n = 0;
-    let brain: Brain = Box::new(move |_, blocks| {
-        n += 1;
-        if n <= 3 {
+fn model_errors_end_the_wake_then_wake_the_planner_and_end_the_run_after_three_in_a_row() {
+    // Two failed calls: each ends its wake-up; with no skill running, a model_error wake-up comes
+    // 30 s later (the world is held during a failed call, so nothing else is charged).
+    let brain: Brain = Box::new(|n, _| {
+        if n <= 2 {
             return Err(ModelError { message: "connection refused".into(), latency_s: 2.0 });
         }
-        match wake_reason(blocks).as_deref() {
-            Some("model_error") => Ok(end_turn()),
-            _ => Ok(end_turn()),
-        }
+        Ok(end_turn())
     });
     let r = run_with("errors", json!({"limits": {"model_errors": 3}}), Mode::Text, Profile::Vehicle, brain);
-    assert_eq!(r.wakes(), ["start", "model_error"]);
+    assert_eq!(r.wakes(), ["start", "model_error", "model_error"]);
+    assert_eq!(r.end().score.model_errors, 2);
+    let times: Vec<f64> = r
+        .rows
+        .iter()
+        .filter_map(|row| match row {
+            Row::Wake(w) => Some(w.t),
+            _ => None,
+        })
+        .collect();
+    assert!((times[1] - 30.0).abs() < 0.06 && (times[2] - 60.0).abs() < 0.06, "{times:?}");
+    assert_eq!(r.outcome.end, "done");
+    // A service that never answers: the run ends model_error after three failed calls in a row.
+    let r = run_with(
+        "errors_end",
+        json!({"limits": {"model_errors": 3}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|_, _| Err(ModelError { message: "HTTP 500".into(), latency_s: 1.0 })),
+    );
+    assert_eq!(r.outcome.end, "model_error");
     assert_eq!(r.end().score.model_errors, 3);
-    let t = r.rows.iter().find_map(|row| match row {
-        Row::Wake(w) if w.reason.as_str() == "model_error" => Some(w.t),
-        _ => None,
-    });
-    assert!((t.unwrap() - 30.0).abs() < 0.06, "the world was held during the failed calls: {t:?}");
+    assert_eq!(r.wakes().len(), 3);
 }
 
 #[test]
@@ -232,6 +245,7 @@ fn every_limit_ends_the_run_with_its_code() {
         Box::new(|_, _| Ok(reply(vec![("read", json!({"what": "budget"}))], 0.1))),
     );
     assert_eq!(r.outcome.end, "limit_tool_calls");
+    assert_eq!(r.end().score.tool_calls, 5, "the refused call is not counted");
     // limit_sim_time.
     let r = run_with("sim", json!({"limits": {"sim_s": 20}}), Mode::Text, Profile::Vehicle, driver());
     assert_eq!(r.outcome.end, "limit_sim_time");
@@ -301,7 +315,8 @@ fn every_limit_ends_the_run_with_its_code() {
 
 #[test]
 fn call_s_and_wake_s_end_the_wake_up() {
-    // A call over call_s: charged call_s only, counted as a model error, the wake-up ends.
+    // A call over call_s: charged call_s only (the time that passed), counted as a model error,
+    // its tool calls do not act, and the wake-up ends.
     let r = run_with(
         "call_s",
         json!({"limits": {"call_s": 5, "wake_ups": 1}}),
@@ -314,7 +329,7 @@ fn call_s_and_wake_s_end_the_wake_up() {
     assert_eq!(r.end().score.model_errors, 1);
     assert!((r.end().score.charged_s - 5.0).abs() < 1e-9);
     assert!(r.tools().is_empty(), "the late reply's tool calls do not act");
-    // Calls of one wake-up past wake_s: the wake-up ends after the call that passed it.
+    // Calls of 4 s with wake_s 10: the third is cut at 10 s (2 s charged) and does not act.
     let r = run_with(
         "wake_s",
         json!({"limits": {"wake_s": 10, "wake_ups": 1}}),
@@ -322,8 +337,9 @@ fn call_s_and_wake_s_end_the_wake_up() {
         Profile::Vehicle,
         Box::new(|_, _| Ok(reply(vec![("read", json!({"what": "notes"}))], 4.0))),
     );
-    assert_eq!(r.tools().len(), 3, "calls at 4, 8, 12 s: the third passes 10 s");
-    assert!((r.end().score.charged_s - 12.0).abs() < 1e-9);
+    assert_eq!(r.tools().len(), 2);
+    assert!((r.end().score.charged_s - 10.0).abs() < 1e-9, "charged {}", r.end().score.charged_s);
+    assert_eq!(r.end().score.model_errors, 1);
 }
 
 #[test]
@@ -361,4 +377,54 @@ fn tool_calls_per_wake_and_reminders() {
     );
     assert_eq!(r.end().score.reminders, 3);
     assert_eq!(r.outcome.end, "done");
+}
+
+#[test]
+fn a_place_that_went_out_and_came_back_wakes_the_planner_again() {
+    let truck = |id: u32| json!({"route_to": "F55", "leg": "goto", "at_m": 300, "across": true, "id": id});
+    let add = |t: f64, id: u32| {
+        let mut p = truck(id);
+        p.as_object_mut().unwrap().remove("id");
+        json!({"t": t, "type": "object_add", "object": {"id": id, "kind": "truck", "place": p}})
+    };
+    let events = json!([add(0.0, 1), {"after_seen": 1, "delay_s": 20, "type": "object_remove", "id": 1}, add(110.0, 2)]);
+    let extra = json!({"events": events, "fields": ["F55"], "success": {"scouted": ["F55"]}, "limits": {"sim_s": 140}});
+    let brain: Brain = Box::new(|_, blocks| {
+        Ok(match wake_reason(blocks).as_deref() {
+            Some("start") => {
+                reply(vec![("dispatch", json!({"skill": "goto", "arguments": {"field": "F55"}}))], 0.5)
+            }
+            Some("returns_on_route") => reply(
+                vec![
+                    ("dispatch", json!({"skill": "stop"})),
+                    ("dispatch", json!({"skill": "wait", "arguments": {"seconds": 50}})),
+                ],
+                0.5,
+            ),
+            Some("skill_ended") if results(blocks).is_empty() => {
+                // Resume after the wait (the stop's own end is answered with nothing).
+                let text = blocks.iter().find_map(|b| match b {
+                    Block::Text(t) => Some(t.clone()),
+                    _ => None,
+                });
+                if text.unwrap_or_default().contains("\"skill\":\"wait\"") {
+                    reply(vec![("dispatch", json!({"skill": "resume"}))], 0.5)
+                } else {
+                    end_turn()
+                }
+            }
+            _ => end_turn(),
+        })
+    });
+    let r = run_with("again", extra, Mode::Text, Profile::Vehicle, brain);
+    let ror: Vec<f64> = r
+        .rows
+        .iter()
+        .filter_map(|row| match row {
+            Row::Wake(w) if w.reason.as_str() == "returns_on_route" => Some(w.t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ror.len(), 2, "one wake-up per truck: {ror:?}");
+    assert!(ror[1] >= 110.0, "{ror:?}");
 }

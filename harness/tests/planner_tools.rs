@@ -7,8 +7,16 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
+use std::path::Path;
+
 use acres_harness::planner::Block;
+use acres_harness::run::state::RunState;
 use acres_harness::runlog::rows::{Mode, Profile, Row};
+use acres_harness::runlog::writer::RunWriter;
+use acres_harness::scenario;
+use acres_harness::tools::exec::read;
+use acres_harness::world::CoreWorld;
+use acres_runtime::costs::CostTable;
 
 use common::*;
 
@@ -26,7 +34,11 @@ fn each_tool_answers_bad_arguments_with_a_schema_error() {
             json!({"view": "zoom", "region": {"radius_m": 1}}),
             "arguments.region.radius_m: 1 is below the minimum 5",
         ),
-        ("read", json!({"what": "weather"}), "arguments.what: \"weather\" is not one of vehicle"),
+        (
+            "read",
+            json!({"what": "weather"}),
+            "arguments.what: \"weather\" is not one of vehicle, mission, fields, budget, events, notes, scan",
+        ),
         ("read", json!({"what": "scan", "x": 1}), "arguments: unknown key \"x\"; allowed: what"),
         ("plan", json!({"visits": "F51"}), "arguments.visits: expected an array, got \"F51\""),
         ("plan", json!({"visits": ["F51", 3]}), "arguments.visits[1]: expected a string, got 3"),
@@ -68,12 +80,53 @@ fn each_tool_answers_bad_arguments_with_a_schema_error() {
 }
 
 #[test]
-fn reading_truth_in_the_vehicle_profile_stops_the_run() {
-    let brain = || -> Brain { Box::new(|_, _| Ok(reply(vec![("read", json!({"what": "objects"}))], 0.5))) };
-    let r = run_with("truth", json!({}), Mode::Text, Profile::Vehicle, brain());
-    assert_eq!(r.outcome.end, "truth_read");
+fn truth_is_guarded_in_the_vehicle_profile_and_readable_in_the_simulator_profile() {
+    // The vehicle profile does not even offer the object list.
+    let r = run_with(
+        "truth",
+        json!({"limits": {"wake_ups": 1}}),
+        Mode::Text,
+        Profile::Vehicle,
+        Box::new(|n, _| {
+            Ok(if n == 1 { reply(vec![("read", json!({"what": "objects"}))], 0.5) } else { end_turn() })
+        }),
+    );
     let (_, res, err) = &r.tools()[0];
-    assert!(*err && res["error"].as_str().unwrap().starts_with("TruthRead"));
+    assert!(
+        *err && res["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("arguments.what: \"objects\" is not one of vehicle"),
+        "{res}"
+    );
+    // Behind the schema, the guard: a read of truth in the vehicle profile raises TruthRead and
+    // marks the run, which the loop then ends with `truth_read`.
+    let sc =
+        scenario::parse(&scenario_text(json!({})), Path::new("guard.json"), &root().join("scenarios/maps"))
+            .unwrap();
+    let table = CostTable::load(&root().join("scenarios/costs"), "default", "dry").unwrap();
+    let out = std::env::temp_dir().join(format!("acres-guard-{}", std::process::id()));
+    for (profile, name) in [(Profile::Vehicle, "vehicle"), (Profile::Simulator, "simulator")] {
+        let writer = RunWriter::recreate(&out, name).unwrap();
+        let world = Box::new(CoreWorld::new(&sc, 1));
+        let mut st = RunState::new(&sc, Mode::Text, profile, world, table.clone(), writer, false);
+        let outcome = read(&mut st, "objects");
+        if profile == Profile::Vehicle {
+            assert!(outcome.is_error);
+            assert!(outcome.result["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("TruthRead: the object list is simulator truth"));
+            assert_eq!(st.truth_read.as_ref().map(|t| t.what.as_str()), Some("the object list"));
+            let fuel = read(&mut st, "vehicle");
+            assert!(fuel.result.get("fuel_mj").is_none(), "no fuel energy in the vehicle profile");
+        } else {
+            assert!(!outcome.is_error && outcome.result["objects"].is_array());
+            assert!(st.truth_read.is_none());
+            assert!(read(&mut st, "vehicle").result["fuel_mj"].is_number());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
     let r = run_with(
         "truth_ok",
         json!({"limits": {"wake_ups": 1}}),
@@ -125,6 +178,41 @@ fn checked_mode_needs_an_accepted_plan_whose_next_visit_is_the_field() {
         .contains("the next visit of the accepted plan is F51, not F53"));
     assert_eq!(t[5].1["accepted"], true);
     assert_eq!(r.end().score.refused_plans, 2);
+    assert_eq!(t[1].1["field"], "F51", "a refusal about one field names it");
+    assert_eq!(t[2].1["field"], "F99");
+}
+
+#[test]
+fn checked_mode_resume_follows_the_plan_rule_and_dropped_fields_are_removed() {
+    let brain: Brain = Box::new(|n, _| {
+        Ok(match n {
+            1 => reply(
+                vec![
+                    ("plan", json!({"visits": ["F51", "F53"]})),
+                    ("dispatch", json!({"skill": "goto", "arguments": {"field": "F51"}})),
+                    ("dispatch", json!({"skill": "stop"})),
+                    ("plan", json!({"visits": ["F53"]})),
+                    ("dispatch", json!({"skill": "resume"})),
+                    ("plan", json!({"visits": ["F53", "F51"]})),
+                    ("dispatch", json!({"skill": "wait"})),
+                ],
+                0.5,
+            ),
+            _ => end_turn(),
+        })
+    });
+    let extra = json!({"fields": ["F51", "F53"], "success": {"scouted": ["F51"]}, "limits": {"sim_s": 60}});
+    let r = run_with("resume_rule", extra, Mode::Checked, Profile::Vehicle, brain);
+    let t = r.tools();
+    assert_eq!(t[3].1["accepted"], true, "a new plan without F51");
+    assert!(t[4].2, "resume of the goto to F51 is refused");
+    assert!(t[4].1["error"]
+        .as_str()
+        .unwrap()
+        .contains("resume continues to F51, but the next visit of the accepted plan is F53"));
+    assert_eq!(t[5].1["reason"], "removed_entry", "F51 was dropped from an accepted plan");
+    assert_eq!(t[5].1["field"], "F51");
+    assert!(t[6].2, "wait with nothing running goes to the skill server, which needs seconds");
 }
 
 #[test]

@@ -301,3 +301,18 @@ fn speed_limits_hold_on_lanes_and_in_fields_under_each_condition() {
         assert!(field_max >= limits.field_mps - 0.05, "{c:?}: field max {field_max}");
     }
 }
+
+#[test]
+fn the_route_ahead_stays_the_stopped_motions_while_a_wait_runs() {
+    let mut sim = sim_at(home(), |_| {});
+    sim.request(&SkillRequest::new(SkillKind::Goto).field("F55"));
+    for _ in 0..200 {
+        sim.step();
+    }
+    let running = sim.server.route_ahead();
+    sim.request(&SkillRequest::new(SkillKind::Stop));
+    assert!(sim.request(&SkillRequest::new(SkillKind::Wait).seconds(10.0)).accepted);
+    let waiting = sim.server.route_ahead();
+    assert!(!waiting.is_empty());
+    assert_eq!(waiting.last(), running.last(), "the way ahead still ends at F55's entry");
+}

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use clap::Args;
 use serde_json::json;
@@ -34,6 +34,10 @@ pub struct RunArgs {
     /// The folder of the run folders.
     #[arg(long)]
     pub out: PathBuf,
+    /// The folder of the maps named by the scenarios (default: `maps/` beside the scenarios, else
+    /// `scenarios/maps`).
+    #[arg(long)]
+    pub maps: Option<PathBuf>,
     /// Scenarios in parallel processes.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
@@ -156,8 +160,8 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
             return Err(Failure::input(format!("{}: no such scenario file or folder", s.display())));
         }
     }
-    let scenarios =
-        scenario::load_all(&a.scenario, &maps_dir(&a.scenario)).map_err(|e| Failure::input(e.to_string()))?;
+    let maps = a.maps.clone().unwrap_or_else(|| maps_dir(&a.scenario));
+    let scenarios = scenario::load_all(&a.scenario, &maps).map_err(|e| Failure::input(e.to_string()))?;
     if scenarios.is_empty() {
         return Err(Failure::input("no scenario in the given files or folders"));
     }
@@ -180,7 +184,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
     let results = if a.workers > 1 && !a.child && scenarios.len() > 1 {
-        run_workers(&a, &scenarios)?
+        run_workers(&a, &scenarios, &maps)?
     } else {
         run_here(&a, &opts, &scenarios, &tables)
     };
@@ -325,55 +329,63 @@ impl Progress {
     }
 }
 
-/// Runs each scenario in a child process of this binary, `workers` at a time.
-fn run_workers(a: &RunArgs, scenarios: &[Scenario]) -> Result<Vec<Summary>, Failure> {
+/// Runs each scenario in a child process of this binary, `workers` at a time; a slot is reused
+/// as soon as any child ends.
+fn run_workers(a: &RunArgs, scenarios: &[Scenario], maps: &Path) -> Result<Vec<Summary>, Failure> {
     let exe =
         std::env::current_exe().map_err(|e| Failure::input(format!("cannot find this program: {e}")))?;
-    let progress = Arc::new(Progress::new(scenarios.len(), a.quiet));
+    let progress = Progress::new(scenarios.len(), a.quiet);
     let mut results: Vec<Option<Summary>> = vec![None; scenarios.len()];
-    let mut running: Vec<(usize, Child)> = Vec::new();
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Summary)>();
+    let mut running = 0;
     let mut next = 0;
-    while next < scenarios.len() || !running.is_empty() {
-        while running.len() < a.workers && next < scenarios.len() {
+    while next < scenarios.len() || running > 0 {
+        while running < a.workers && next < scenarios.len() {
             let sc = &scenarios[next];
             progress.started(&sc.id);
-            let child = Command::new(&exe)
-                .args(child_args(a, &sc.file))
+            let mut child: Child = Command::new(&exe)
+                .args(child_args(a, &sc.file, maps))
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
                 .map_err(|e| Failure::input(format!("cannot start a worker: {e}")))?;
-            running.push((next, child));
+            let (i, id, tx) = (next, sc.id.clone(), tx.clone());
+            std::thread::spawn(move || {
+                // The worker prints one line per run.
+                let mut line = String::new();
+                if let Some(o) = child.stdout.take() {
+                    let _ = BufReader::new(o).read_line(&mut line);
+                }
+                let status = child.wait();
+                let s = serde_json::from_str::<Summary>(line.trim()).unwrap_or_else(|_| Summary {
+                    scenario: id,
+                    end: format!("error: the worker ended ({status:?}) without a result"),
+                    success: false,
+                    t_s: 0.0,
+                    folder: String::new(),
+                });
+                let _ = tx.send((i, s));
+            });
+            running += 1;
             next += 1;
         }
-        // Wait for the oldest worker (its output is one line per run).
-        let (i, mut child) = running.remove(0);
-        let out = child.stdout.take();
-        let mut line = String::new();
-        if let Some(o) = out {
-            let _ = BufReader::new(o).read_line(&mut line);
-        }
-        let status = child.wait();
-        let s = serde_json::from_str::<Summary>(line.trim()).unwrap_or_else(|_| Summary {
-            scenario: scenarios[i].id.clone(),
-            end: format!("error: the worker ended ({status:?}) without a result"),
-            success: false,
-            t_s: 0.0,
-            folder: String::new(),
-        });
+        let (i, s) = rx.recv().map_err(|e| Failure::input(format!("lost a worker: {e}")))?;
+        running -= 1;
         progress.finished(&s);
         results[i] = Some(s);
     }
     Ok(results.into_iter().flatten().collect())
 }
 
-fn child_args(a: &RunArgs, file: &Path) -> Vec<String> {
+fn child_args(a: &RunArgs, file: &Path, maps: &Path) -> Vec<String> {
     let mut v = vec![
         "run".to_string(),
         "--child".into(),
         "--quiet".into(),
         "--scenario".into(),
         file.display().to_string(),
+        "--maps".into(),
+        maps.display().to_string(),
         "--model".into(),
         a.model.clone(),
         "--mode".into(),

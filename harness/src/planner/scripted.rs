@@ -39,6 +39,19 @@ impl Client for ScriptedClient {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::says_an_order;
+
+    #[test]
+    fn an_order_is_told_from_a_list() {
+        assert!(says_an_order("Scout F52 first, then F53, then F51, in exactly that order."));
+        assert!(says_an_order("Scout F51, then F53."));
+        assert!(!says_an_order("Scout F51, F53 and F55, then come home."));
+        assert!(!says_an_order("Scout F53 and come home."));
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 enum Phase {
     #[default]
@@ -104,6 +117,19 @@ impl Session for ScriptedSession {
         };
         Ok(self.reply(act))
     }
+}
+
+/// True when the instruction orders fields: "first", "order", "last", or "then" followed by a
+/// field name ("then F51", not "then come home").
+fn says_an_order(text: &str) -> bool {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let is_field = |w: &str| w.len() == 3 && w.starts_with('f') && w[1..].chars().all(|c| c.is_ascii_digit());
+    words.iter().any(|w| w == "first" || w == "order" || w == "last")
+        || words.windows(2).any(|p| p[0] == "then" && is_field(&p[1]))
 }
 
 fn field_of(v: &Value) -> Option<String> {
@@ -191,9 +217,7 @@ impl ScriptedSession {
                 named.push(w.to_string());
             }
         }
-        let lower = text.to_lowercase();
-        self.ordered = ["first", "then", "order", "after that", "finally"].iter().any(|k| lower.contains(k))
-            && named.len() > 1;
+        self.ordered = named.len() > 1 && says_an_order(text);
         let mut order: Vec<String> = if self.ordered {
             named.into_iter().filter(|f| fields.contains(f)).collect()
         } else {
@@ -235,7 +259,7 @@ impl ScriptedSession {
                 if !matches!(self.phase, Phase::Waiting(_)) {
                     self.phase = Phase::Waiting(Box::new(self.phase.clone()));
                 }
-                self.waited_s += 30.0;
+                self.waited_s += WAIT_S;
                 self.cont = Cont::Dispatch;
                 Act::Calls(vec![("dispatch", json!({"skill": "wait", "arguments": {"seconds": WAIT_S}}))])
             }

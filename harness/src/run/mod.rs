@@ -143,7 +143,7 @@ pub fn run_scenario(
     let folder = writer.path().to_path_buf();
     let world: Box<dyn WorldPort> = Box::new(CoreWorld::new(sc, opts.seed));
     let recovery = effective_recovery(sc, opts)?;
-    let tools = crate::tools::tools_for(opts.mode, opts.operator);
+    let tools = crate::tools::tools_for(opts.mode, opts.profile, opts.operator);
     let system = system_text(sc, opts.mode, opts.profile);
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
     st.log(Row::Run(run_row(sc, opts, &recovery, &system, &tools)));
@@ -214,6 +214,8 @@ pub(crate) struct Loop<'a> {
     pub(crate) scouted_at: Vec<(String, f64)>,
     pub(crate) blocked_count: u64,
     pub(crate) consecutive_errors: u32,
+    /// Since when the vehicle stands at home (for `before_deadline`).
+    pub(crate) home_since: Option<f64>,
 }
 
 impl<'a> Loop<'a> {
@@ -260,6 +262,7 @@ impl<'a> Loop<'a> {
             scouted_at: Vec::new(),
             blocked_count: 0,
             consecutive_errors: 0,
+            home_since: None,
         }
     }
 

@@ -47,7 +47,9 @@ impl Loop<'_> {
             checks.insert("home".to_string(), at_home);
         }
         if s.before_deadline == Some(true) {
-            checks.insert("before_deadline".to_string(), at_home && t <= deadline + 1e-9);
+            // The vehicle must have reached home (and stayed) before the deadline.
+            let arrived = self.home_since.unwrap_or(t);
+            checks.insert("before_deadline".to_string(), at_home && arrived <= deadline + 1e-9);
         }
         if s.within_fuel == Some(true) {
             checks.insert("within_fuel".to_string(), sc.fuel_limit_mj.is_none_or(|f| energy <= f));

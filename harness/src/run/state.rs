@@ -357,7 +357,7 @@ impl<'a> RunState<'a> {
                 }
             }
             Profile::Simulator => {
-                if let Some(t) = self.world.truth() {
+                if let Ok(t) = self.guarded_truth("the sensed objects") {
                     scene.objects = t
                         .objects
                         .iter()

@@ -38,6 +38,12 @@ impl Loop<'_> {
         let d = pos.dist(self.last_pos);
         self.st.add_energy_estimate(pos, d);
         self.last_pos = pos;
+        let home = self.st.sc.map_data.home();
+        if pos.dist(home) <= super::outcome::HOME_TOLERANCE_M && v.speed_mps < 0.2 {
+            self.home_since.get_or_insert(t);
+        } else {
+            self.home_since = None;
+        }
         while (self.next_pose_n as f64) * 0.5 <= t + 1e-9 {
             self.log_pose();
         }
@@ -172,6 +178,9 @@ impl Loop<'_> {
         let Some(scan) = self.st.world.scan().copied() else { return };
         let sensor = self.st.world.sensor_pose();
         self.st.knowledge.update(&scan, sensor, 40.0);
+        // A place that went out may come back (a new object): report it again then.
+        let present: std::collections::BTreeSet<_> = self.st.knowledge.objects().into_iter().collect();
+        self.reported_cells.retain(|c| present.contains(c));
         if let Some(c) = self.classical.as_mut() {
             let route = self.st.world.route_ahead();
             let fresh: Vec<_> = self
@@ -213,7 +222,7 @@ impl Loop<'_> {
             }
         }
         if self.opts.profile == Profile::Simulator {
-            if let Some(truth) = self.st.world.truth() {
+            if let Ok(truth) = self.st.guarded_truth("the objects in the sensors' reach") {
                 let pos = self.st.pose().pos();
                 for (id, kind, pose) in &truth.objects {
                     let d = pose.pos().dist(pos);
@@ -245,11 +254,9 @@ impl Loop<'_> {
             self.reported_cells.insert(*c);
         }
         let on_current = !on_route.is_empty();
-        let leg = if on_current {
-            self.st.world.status().target.map(|t| format!("route to {t}"))
-        } else {
-            plan_leg
-        };
+        let status = self.st.world.status();
+        let target = status.target.or_else(|| status.interrupted.map(|i| i.2));
+        let leg = if on_current { target.map(|t| format!("route to {t}")) } else { plan_leg };
         self.st.log(Row::ReturnsOnRoute(ReturnsOnRouteRow {
             t: self.st.t(),
             wall: wall_now(),

@@ -85,8 +85,6 @@ impl Loop<'_> {
             match result {
                 Err(e) => {
                     // The world is held during a failed call: nothing is charged.
-                    self.st.counters.model_errors += 1;
-                    self.consecutive_errors += 1;
                     self.st.log(Row::ModelError(ModelErrorRow {
                         t,
                         wall: wall_now(),
@@ -94,19 +92,17 @@ impl Loop<'_> {
                         error: e.message.clone(),
                         latency_s: e.latency_s,
                     }));
-                    if self.consecutive_errors >= self.limits.model_errors {
-                        self.consecutive_errors = 0;
-                        if self.st.world.status().skill.is_none() {
-                            self.model_error_at = Some(self.st.t() + MODEL_ERROR_WAKE_S);
-                        }
-                        return;
-                    }
-                    continue;
+                    self.model_failed();
+                    return;
                 }
                 Ok(reply) => {
-                    self.consecutive_errors = 0;
-                    let over_call = reply.latency_s > self.limits.call_s;
-                    let charge = reply.latency_s.min(self.limits.call_s).max(0.0);
+                    // A time limit (the call's, or what is left of the wake-up's) cuts the call:
+                    // only the time that passed is charged and its tool calls do not act.
+                    let limit = self.limits.call_s.min((self.limits.wake_s - wake_time_s).max(0.0));
+                    let cut = reply.latency_s > limit;
+                    let want = if cut { limit } else { reply.latency_s.max(0.0) };
+                    let dt = self.st.world.dt_s();
+                    let charge = (want / dt).round() * dt;
                     self.st.counters.charged_s += charge;
                     wake_time_s += charge;
                     self.advance(charge);
@@ -130,11 +126,12 @@ impl Loop<'_> {
                         tool_calls: reply.tool_calls.clone(),
                         usage: reply.usage,
                     }));
-                    if over_call {
-                        // The call's time limit: the wake-up ends at once; the vehicle finishes its skill.
-                        self.st.counters.model_errors += 1;
+                    if cut {
+                        // The wake-up ends at once; the vehicle finishes its skill.
+                        self.model_failed();
                         return;
                     }
+                    self.consecutive_errors = 0;
                     if self.end.is_some() {
                         return;
                     }
@@ -153,12 +150,12 @@ impl Loop<'_> {
                     let mut results = Vec::new();
                     let mut images = Vec::new();
                     for c in &reply.tool_calls {
-                        calls_this_wake += 1;
-                        self.st.counters.tool_calls += 1;
-                        if self.st.counters.tool_calls > u64::from(self.limits.tool_calls) {
+                        if self.st.counters.tool_calls >= u64::from(self.limits.tool_calls) {
                             self.end = Some("limit_tool_calls".into());
                             return;
                         }
+                        calls_this_wake += 1;
+                        self.st.counters.tool_calls += 1;
                         let out = if calls_this_wake > u64::from(self.limits.tool_calls_per_wake) {
                             crate::tools::exec::ToolOutcome {
                                 result: json!({"error": format!("this wake-up reached its limit of {} tool calls: end your turn with a short text", self.limits.tool_calls_per_wake)}),
@@ -198,11 +195,26 @@ impl Loop<'_> {
                     }
                     results.extend(images);
                     blocks = results;
-                    if wake_time_s > self.limits.wake_s {
+                    if wake_time_s >= self.limits.wake_s - 1e-9 {
                         return;
                     }
                 }
             }
+        }
+    }
+}
+
+impl Loop<'_> {
+    /// A call without a usable reply (an error, or cut by a time limit): the wake-up ends; after
+    /// `model_errors` of them in a row the run ends `model_error`; otherwise, when no skill runs,
+    /// the planner gets a `model_error` wake-up 30 s later.
+    fn model_failed(&mut self) {
+        self.st.counters.model_errors += 1;
+        self.consecutive_errors += 1;
+        if self.consecutive_errors >= self.limits.model_errors {
+            self.end = Some("model_error".into());
+        } else if self.st.world.status().skill.is_none() {
+            self.model_error_at = Some(self.st.t() + MODEL_ERROR_WAKE_S);
         }
     }
 }

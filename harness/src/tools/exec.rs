@@ -304,12 +304,19 @@ fn plan(st: &mut RunState, args: &Value) -> ToolOutcome {
 fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
     let map = st.sc.map_data.clone();
     let refuse = |source: &str, reason: &str, text: String| json!({"accepted": false, "source": source, "reason": reason, "counterexample": text});
+    // A refusal about one field names it in "field".
+    let refuse_field = |source: &str, reason: &str, text: String, field: &str| {
+        let mut v = refuse(source, reason, text);
+        v["field"] = json!(field);
+        v
+    };
     if let Some((i, f)) = visits.iter().enumerate().find(|(_, f)| !map.fields.contains_key(*f)) {
         let ids: Vec<&str> = map.fields.keys().map(String::as_str).collect();
-        return refuse(
+        return refuse_field(
             "harness",
             "unknown_field",
             format!("visit {} is {f}, which the map does not have (fields: {})", i + 1, ids.join(", ")),
+            f,
         );
     }
     let mut code = vec![json!("H")];
@@ -324,11 +331,14 @@ fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
                 st.highlight = Some((fd.entry_pos, format!("{}: {f}", r.reason.as_str())));
             }
         }
-        return refuse("plan_checker", r.reason.as_str(), r.counterexample);
+        return match &r.field {
+            Some(f) => refuse_field("plan_checker", r.reason.as_str(), r.counterexample, f),
+            None => refuse("plan_checker", r.reason.as_str(), r.counterexample),
+        };
     }
     let legs = match st.estimate(visits, return_home) {
         Ok(l) => l,
-        Err(e) => return refuse("harness", "unknown_field", e),
+        Err(e) => return refuse("harness", "no_route", e),
     };
     let time: f64 = legs.iter().map(|l| l.planned_time_s).sum();
     let energy: f64 = legs.iter().map(|l| l.planned_energy_mj).sum();
@@ -425,8 +435,24 @@ fn dispatch(st: &mut RunState, args: &Value) -> ToolOutcome {
             }
         }
     }
+    if st.mode == Mode::Checked && skill == SkillKind::Resume {
+        // Resuming a goto or scout of a field is a goto or scout of it: the same plan rule.
+        if let Some((_, _, target)) = st.world.status().interrupted {
+            if st.sc.map_data.fields.contains_key(&target) {
+                let next = st.plan.as_ref().and_then(|p| p.next_visit().map(String::from));
+                if next.as_deref() != Some(target.as_str()) {
+                    return err(format!(
+                        "refused by the plan checker rule: resume continues to {target}, but the next visit of the accepted plan is {}",
+                        next.unwrap_or_else(|| "none".into())
+                    ));
+                }
+            }
+        }
+    }
     if skill == SkillKind::Wait && st.world.status().skill.is_some() {
-        let s = req.seconds.unwrap_or(0.0);
+        let Some(s) = req.seconds else {
+            return err("arguments.arguments.seconds: wait needs seconds");
+        };
         let at = st.t() + s;
         st.timer_s = Some(at);
         return ok(

@@ -4,7 +4,7 @@
 //! | tool | modes | arguments |
 //! | --- | --- | --- |
 //! | `look` | visual, checked | `view` (map, zoom, compare), `region`, `frame`, `other_frame` |
-//! | `read` | text, visual, checked | `what` (vehicle, mission, fields, budget, events, notes, scan, objects) |
+//! | `read` | text, visual, checked | `what` (vehicle, mission, fields, budget, events, notes, scan; objects in the simulator profile) |
 //! | `plan` | checked | `visits`, `return_home` |
 //! | `dispatch` | text, visual, checked | `skill`, `arguments` (place, field, seconds, speed_cap_mps) |
 //! | `note` | text, visual, checked | `text` |
@@ -17,18 +17,26 @@ pub mod schema;
 
 use serde_json::{json, Value};
 
-use crate::runlog::rows::{Mode, ToolDef};
+use crate::runlog::rows::{Mode, Profile, ToolDef};
 
-/// The names `read` takes.
-pub const READ_WHATS: [&str; 8] =
-    ["vehicle", "mission", "fields", "budget", "events", "notes", "scan", "objects"];
+/// The names `read` takes in every profile.
+pub const READ_WHATS: [&str; 7] = ["vehicle", "mission", "fields", "budget", "events", "notes", "scan"];
+/// What `read` takes only in the simulator profile (truth of the simulator).
+pub const READ_SIMULATOR: &str = "objects";
 
 fn def(name: &str, description: &str, input_schema: Value) -> ToolDef {
     ToolDef { name: name.into(), description: description.into(), input_schema }
 }
 
-/// Every tool definition, in a fixed order.
-pub fn all_tools() -> Vec<ToolDef> {
+/// Every tool definition of a profile, in a fixed order.
+pub fn all_tools(profile: Profile) -> Vec<ToolDef> {
+    let mut whats: Vec<&str> = READ_WHATS.to_vec();
+    let mut read_text = "Read numbers and short texts. what: vehicle (pose, speed, skill, shield), mission (instruction, fields, scouted, plan, interrupted skill, returns on the route, requests), fields (each field: entry, loop length, coverage, planned cost from here), budget (time, deadline, energy estimate, fuel limit, counts left), events (the skill server's recent events), notes, scan (360 LiDAR ranges, 45-degree sectors, obstacle distance ahead, shield rules, blocked places)".to_string();
+    if profile == Profile::Simulator {
+        whats.push(READ_SIMULATOR);
+        read_text.push_str(", objects (the simulator's object list: kind, place, size)");
+    }
+    read_text.push('.');
     vec![
         def(
             "look",
@@ -45,13 +53,13 @@ pub fn all_tools() -> Vec<ToolDef> {
         ),
         def(
             "read",
-            "Read numbers and short texts. what: vehicle (pose, speed, skill, shield), mission (instruction, fields, scouted, plan, interrupted skill, returns on the route, requests), fields (each field: entry, loop length, coverage, planned cost from here), budget (time, deadline, energy estimate, fuel limit, counts left), events (the skill server's recent events), notes, scan (360 LiDAR ranges, 45-degree sectors, obstacle distance ahead, shield rules, blocked places), objects (simulator profile only).",
+            &read_text,
             json!({"type": "object", "additionalProperties": false, "required": ["what"], "properties": {
-                "what": {"type": "string", "enum": READ_WHATS}}}),
+                "what": {"type": "string", "enum": whats}}}),
         ),
         def(
             "plan",
-            "Check a plan: the fields in visit order from here, then home. Accepted with the planned time and energy (the cost tables times 1.6 and 1.5), or refused with a reason and a counterexample. goto and scout of a field need an accepted plan whose next visit is that field.",
+            "Check a plan: the fields in visit order from here, then home. Accepted with the planned time and energy (the cost tables times 1.6 and 1.5), or refused with a reason and a counterexample. goto and scout of a field need an accepted plan whose next visit is that field. An accepted plan replaces the previous one; a field of the previous plan that it leaves out is removed from the mission for good.",
             json!({"type": "object", "additionalProperties": false, "required": ["visits"], "properties": {
                 "visits": {"type": "array", "items": {"type": "string"}, "maxItems": 20},
                 "return_home": {"type": "boolean"}}}),
@@ -81,18 +89,18 @@ pub fn all_tools() -> Vec<ToolDef> {
     ]
 }
 
-/// The tools of a mode (`operator`: `ask_operator` is on).
-pub fn tools_for(mode: Mode, operator: bool) -> Vec<ToolDef> {
+/// The tools of a mode and profile (`operator`: `ask_operator` is on).
+pub fn tools_for(mode: Mode, profile: Profile, operator: bool) -> Vec<ToolDef> {
     let names: &[&str] = match mode {
         Mode::Classical => &[],
         Mode::Text => &["read", "dispatch", "note"],
         Mode::Visual => &["look", "read", "dispatch", "note"],
         Mode::Checked => &["look", "read", "plan", "dispatch", "note"],
     };
-    let mut out: Vec<ToolDef> =
-        all_tools().into_iter().filter(|t| names.contains(&t.name.as_str())).collect();
+    let all = all_tools(profile);
+    let mut out: Vec<ToolDef> = all.iter().filter(|t| names.contains(&t.name.as_str())).cloned().collect();
     if operator && mode != Mode::Classical {
-        out.extend(all_tools().into_iter().filter(|t| t.name == "ask_operator"));
+        out.extend(all.into_iter().filter(|t| t.name == "ask_operator"));
     }
     out
 }

@@ -134,16 +134,14 @@ impl SkillServer {
         self.running.is_some()
     }
 
-    /// The route still ahead of the running motion, or else of the interrupted one that
-    /// `resume` would continue (empty when neither).
+    /// The route still ahead of the running motion, or else (nothing or a wait runs) of the
+    /// interrupted one that `resume` would continue; empty when neither.
     pub fn route_ahead(&self) -> Vec<Vec2> {
-        let m = match &self.running {
-            Some(Running { active: Active::Motion(m), .. }) => m,
-            Some(_) => return Vec::new(),
-            None => match &self.interrupted {
-                Some((_, _, m)) => m,
-                None => return Vec::new(),
-            },
+        let m = match (&self.running, &self.interrupted) {
+            (Some(Running { active: Active::Motion(m), .. }), _) => m,
+            // A wait (or nothing) runs: the stopped motion's route is still the way ahead.
+            (_, Some((_, _, m))) => m,
+            _ => return Vec::new(),
         };
         let f = &m.follower;
         let mut pts = vec![f.path.point_at(f.s_m)];
