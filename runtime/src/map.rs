@@ -268,6 +268,17 @@ impl Map {
             if let Some(k) = raw_loop.iter().position(|p| !point_in_polygon(*p, &polygon)) {
                 return Err((at("scout_loop"), format!("loop vertex {k} lies outside the field")));
             }
+            // The edges too (a loop across the notch of an L-shaped field leaves it).
+            let mut closed = raw_loop.clone();
+            closed.push(raw_loop[0]);
+            if let Some(p) =
+                Polyline::new(closed).sample(0.5).into_iter().find(|p| !point_in_polygon(*p, &polygon))
+            {
+                return Err((
+                    at("scout_loop"),
+                    format!("the loop leaves the field at ({:.1}, {:.1})", p.x, p.y),
+                ));
+            }
             let scout_loop = start_loop_near(raw_loop, entry_pos);
             let field = Field {
                 id: f.id.clone(),
@@ -320,14 +331,33 @@ impl Map {
         })
     }
 
-    /// The field whose polygon holds `p`, if any.
+    /// The field whose polygon holds `p`, if any. A point on a field's boundary (within 1 cm),
+    /// such as an entry, is not in the field, whichever edge it lies on.
     pub fn field_at(&self, p: Vec2) -> Option<&Field> {
-        self.fields.values().find(|f| point_in_polygon(p, &f.polygon))
+        self.fields
+            .values()
+            .find(|f| point_in_polygon(p, &f.polygon) && polygon_boundary_distance(p, &f.polygon) > 0.01)
     }
 
-    /// The first point of `path` (sampled every metre) that leaves the corridor, if any.
+    /// The first point of `path` that leaves the corridor, if any: every vertex and a point every
+    /// half metre are checked.
     pub fn first_exit(&self, path: &Polyline) -> Option<Vec2> {
-        path.sample(1.0).into_iter().find(|p| !self.in_corridor(*p))
+        let mut s_prev = 0.0;
+        for (i, v) in path.points.iter().enumerate() {
+            let s_here = path.cum_m[i];
+            let n = ((s_here - s_prev) / 0.5).ceil() as usize;
+            for k in 1..n {
+                let p = path.point_at(s_prev + (s_here - s_prev) * k as f64 / n as f64);
+                if !self.in_corridor(p) {
+                    return Some(p);
+                }
+            }
+            if !self.in_corridor(*v) {
+                return Some(*v);
+            }
+            s_prev = s_here;
+        }
+        None
     }
 
     /// The bounding box of everything on the map: `(min, max)`.
@@ -445,6 +475,14 @@ mod tests {
                 "at schema: expected",
             ),
             (good.replacen("\"from\": \"H\"", "\"from\": \"X\"", 1), "lanes[0].from: unknown node \"X\""),
+            (
+                good.replacen(
+                    "\"entry\": \"E54\"",
+                    "\"entry\": \"E54\", \"scout_loop\": [[348, -38], [348, -252], [422, -252], [492, -142], [492, -38]]",
+                    1,
+                ),
+                "fields[3].scout_loop: the loop leaves the field at (",
+            ),
         ];
         for (text, want) in cases {
             let err = Map::parse(&text, Path::new("m.json")).unwrap_err().to_string();

@@ -24,7 +24,8 @@ pub enum MissionError {
     TooMany(usize),
 }
 
-/// The best order of `fields` and its cost. Ties are broken by the order of `fields`.
+/// The best order of `fields` and its cost. Among tours of equal cost the result is the one the
+/// dynamic programme keeps first: deterministic for a given `fields` order.
 pub fn best_order(fields: &[String], table: &CostTable) -> Result<(Vec<String>, PlanCost), MissionError> {
     let n = fields.len();
     if n == 0 {
@@ -118,31 +119,37 @@ pub struct MissionPlan {
 }
 
 /// The best order of `fields`; while its planned time is above `time_limit_s` or its planned
-/// energy above `energy_limit_mj`, removes the one field whose removal gives the least planned
-/// time (then energy; ties: the first in `fields`), and orders again.
+/// energy above `energy_limit_mj`, removes one field and orders again. The field removed is the
+/// one whose removal leaves the least excess over the limits (the sum of planned/limit − 1 over
+/// the limits passed), so a removal that fits every limit is preferred; ties by the lower
+/// planned time, then energy, then the first in `fields`.
 pub fn plan_within_limits(
     fields: &[String],
     table: &CostTable,
     time_limit_s: Option<f64>,
     energy_limit_mj: Option<f64>,
 ) -> Result<MissionPlan, MissionError> {
-    let over = |c: &PlanCost| {
-        time_limit_s.is_some_and(|l| c.planned_time_s > l)
-            || energy_limit_mj.is_some_and(|l| c.planned_energy_mj > l)
+    let excess = |c: &PlanCost| {
+        let over = |v: f64, l: Option<f64>| {
+            l.map_or(0.0, |l| if l > 0.0 { (v / l - 1.0).max(0.0) } else { f64::INFINITY })
+        };
+        over(c.planned_time_s, time_limit_s) + over(c.planned_energy_mj, energy_limit_mj)
     };
     let mut kept: Vec<String> = fields.to_vec();
     let mut removed = Vec::new();
     let (mut order, mut cost) = best_order(&kept, table)?;
-    while over(&cost) && !kept.is_empty() {
+    while excess(&cost) > 0.0 && !kept.is_empty() {
         let mut best: Option<(usize, Vec<String>, PlanCost)> = None;
         for i in 0..kept.len() {
             let mut rest = kept.clone();
             rest.remove(i);
             let (o, c) = best_order(&rest, table)?;
-            let key = (c.planned_time_s, c.planned_energy_mj);
-            if best.as_ref().is_none_or(|b| {
-                key.0 < b.2.planned_time_s || (key.0 == b.2.planned_time_s && key.1 < b.2.planned_energy_mj)
-            }) {
+            let key = (excess(&c), c.planned_time_s, c.planned_energy_mj);
+            let better = best.as_ref().is_none_or(|b| {
+                let bk = (excess(&b.2), b.2.planned_time_s, b.2.planned_energy_mj);
+                key.0 < bk.0 || (key.0 == bk.0 && (key.1 < bk.1 || (key.1 == bk.1 && key.2 < bk.2)))
+            });
+            if better {
                 best = Some((i, o, c));
             }
         }
@@ -221,6 +228,29 @@ mod tests {
                 prop_assert_eq!(&order, optimal[0]);
             }
         }
+    }
+
+    #[test]
+    fn removal_follows_the_limit_that_is_exceeded() {
+        // A is slow but cheap, B fast but costly: over an energy limit, B goes, not A.
+        let mut legs = BTreeMap::new();
+        let mut put = |k: &str, t: f64, e: f64| {
+            legs.insert(k.to_string(), LegCost { time_s: t, energy_mj: e, length_m: 1.0 });
+        };
+        put("goto:H>A", 100.0, 1.0);
+        put("scout:A", 200.0, 1.0);
+        put("return:A>H", 100.0, 1.0);
+        put("goto:H>B", 10.0, 3.0);
+        put("scout:B", 20.0, 3.0);
+        put("return:B>H", 10.0, 3.0);
+        put("goto:A>B", 50.0, 2.0);
+        put("goto:B>A", 50.0, 2.0);
+        let t = CostTable { schema: COSTS_SCHEMA.into(), map: "m".into(), condition: "dry".into(), legs };
+        let fields = vec!["A".to_string(), "B".to_string()];
+        let plan = plan_within_limits(&fields, &t, None, Some(10.0)).unwrap();
+        assert_eq!(plan.removed, ["B"]);
+        assert_eq!(plan.order, ["A"]);
+        assert!(plan.cost.planned_energy_mj <= 10.0);
     }
 
     #[test]

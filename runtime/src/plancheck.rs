@@ -7,7 +7,7 @@
 //! | reason | when |
 //! | --- | --- |
 //! | `malformed` | not an array, or a stop that is not a non-empty string |
-//! | `mission_not_well_formed` | fewer than two stops, no field at all, or `H` between fields |
+//! | `mission_not_well_formed` | fewer than two stops, no field at all, or `H` inside the mission |
 //! | `not_home_to_home` | the first or the last stop is not `H` |
 //! | `fields_not_each_once` | a field appears twice |
 //! | `not_an_option` | a field that is not among the options (the fields in play) |
@@ -119,7 +119,7 @@ pub fn check(mission: &Value, ctx: &CheckContext) -> Result<Vec<String>, Refusal
                 Reason::MissionNotWellFormed,
                 Some(k + 1),
                 None,
-                format!("stop {} is H between fields; a mission goes home once, at its end", k + 1),
+                format!("stop {} is H inside the mission; a mission leaves H once, at its start, and comes back once, at its end", k + 1),
             ));
         }
     }
@@ -210,8 +210,9 @@ mod tests {
             (
                 json!(["H", "F51", "H", "F53", "H"]),
                 Reason::MissionNotWellFormed,
-                "stop 2 is H between fields",
+                "stop 2 is H inside the mission",
             ),
+            (json!(["H", "H", "F51", "H"]), Reason::MissionNotWellFormed, "stop 1 is H inside the mission"),
             (json!(["F51", "F53", "H"]), Reason::NotHomeToHome, "starts at F51"),
             (json!(["H", "F51", "F53"]), Reason::NotHomeToHome, "ends at F53"),
             (

@@ -27,8 +27,8 @@ enum Cmd {
         /// The map file.
         #[arg(long, default_value = "scenarios/maps/default.json")]
         map: PathBuf,
-        /// The output folder.
-        #[arg(long, default_value = "scenarios/costs")]
+        /// The output folder (`ACRES_COST_TABLES` when set).
+        #[arg(long, env = "ACRES_COST_TABLES", default_value = "scenarios/costs")]
         out: PathBuf,
     },
 }

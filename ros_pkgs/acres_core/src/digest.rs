@@ -38,9 +38,12 @@ impl Digest {
 pub struct Rng(u64);
 
 impl Rng {
-    /// A generator from a seed (0 is mapped to a fixed non-zero state).
+    /// A generator from a seed: distinct seeds give distinct states (the one seed that would
+    /// give the all-zero state, which xorshift cannot leave, is mapped to a fixed other state).
     pub fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x9e37_79b9_7f4a_7c15 | 1)
+        const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
+        let s = seed ^ (MIX ^ 1);
+        Rng(if s == 0 { 0x2545_f491_4f6c_dd1d } else { s })
     }
     /// The next value in [-1, 1).
     pub fn symmetric(&mut self) -> f64 {
@@ -49,5 +52,20 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         let v = self.0.wrapping_mul(0x2545_f491_4f6c_dd1d);
         (v >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rng;
+
+    #[test]
+    fn neighbouring_seeds_give_different_streams() {
+        for (a, b) in [(0, 1), (6, 7), (1, 2)] {
+            let (mut x, mut y) = (Rng::new(a), Rng::new(b));
+            assert_ne!((x.symmetric(), x.symmetric()), (y.symmetric(), y.symmetric()), "seeds {a} and {b}");
+        }
+        let mut r = Rng::new(42);
+        assert!((0..1000).map(|_| r.symmetric()).all(|v| (-1.0..1.0).contains(&v)));
     }
 }

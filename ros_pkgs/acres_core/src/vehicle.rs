@@ -159,7 +159,8 @@ impl VehicleState {
         const G: f64 = 9.81;
         const RHO: f64 = 1.2;
         let traction = phys.c_rr * p.mass_kg * G + p.mass_kg * accel.max(0.0);
-        let wheel_power = traction * v_wheel + 0.5 * RHO * p.drag_area_m2 * v_wheel.powi(3);
+        // Traction works at the wheels (slip included); air resists the motion over ground.
+        let wheel_power = traction * v_wheel + 0.5 * RHO * p.drag_area_m2 * v_ground.powi(3);
         (wheel_power / p.efficiency + p.idle_power_w) * dt_s
     }
 

@@ -234,6 +234,10 @@ impl World {
                 match ev.action {
                     ObjectAction::Add(o) => {
                         self.digest.u64(u64::from(o.id) | 1 << 40);
+                        self.digest.bytes(o.kind.as_str().as_bytes());
+                        for v in [o.pose.x, o.pose.y, o.pose.yaw] {
+                            self.digest.f64(v);
+                        }
                         self.objects.insert(o.id, o);
                     }
                     ObjectAction::Remove(id) => {

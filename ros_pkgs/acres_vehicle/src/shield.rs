@@ -5,7 +5,8 @@
 //!
 //! Rule `stop_distance`: hold when `ahead_m < v·latency_s + v²/(2·brake_mps2) + margin_m`, with
 //! `v` the larger of the measured and the commanded speed. Release when the obstacle is further
-//! than that distance plus `release_hysteresis_m` for the commanded speed.
+//! than that distance plus `release_hysteresis_m` (the same `v`), so a release is never inside a
+//! hold's distance.
 
 use serde::Serialize;
 
@@ -86,7 +87,7 @@ impl Shield {
         }
         let v = speed_mps.max(cmd.speed_mps);
         let stopping = self.stopping_distance_m(v);
-        let release = self.stopping_distance_m(cmd.speed_mps) + self.config.release_hysteresis_m;
+        let release = stopping + self.config.release_hysteresis_m;
         if self.holding {
             if ahead_m > release {
                 self.holding = false;

@@ -279,7 +279,8 @@ impl SkillServer {
                     );
                 }
                 let path = scout_path(&self.map, &field).expect("the field exists");
-                let c0 = path.cum_m[1];
+                // The loop starts after the entry-to-loop connector (which may be empty).
+                let c0 = f.entry_pos.dist(f.scout_loop[0]);
                 let span = (c0, c0 + f.loop_length_m());
                 let mut pts = vec![obs.pose.pos()];
                 pts.extend(path.points.iter().copied());
@@ -424,6 +425,12 @@ impl SkillServer {
         self.t_s = t_s;
         let mut detail = json!({});
         if let Active::Motion(m) = r.active {
+            if let Some(since) = m.hold_since {
+                // The hold ends with the skill: every shield_hold has its shield_release.
+                let held =
+                    json!({"held_s": t_s - since, "ahead_m": finite(self.ahead_m), "why": "the skill ended"});
+                self.event("shield_release", Some(r.id), Some(r.kind), None, None, held);
+            }
             detail = json!({"target": m.target, "progress": m.follower.progress(), "remaining_m": m.follower.remaining_m()});
             if matches!(code, ResultCode::Stopped | ResultCode::Blocked) {
                 self.interrupted = Some((r.kind, r.id, *m));
@@ -498,7 +505,8 @@ impl SkillServer {
                             match m.hold_since {
                                 None => {
                                     m.hold_since = Some(obs.t_s);
-                                    let at = obs.pose.to_map(Vec2::new(ahead_m, 0.0));
+                                    let at =
+                                        obs.pose.to_map(Vec2::new(ahead_m + self.opts.sensor_forward_m, 0.0));
                                     shield_event = Some((
                                         "shield_hold",
                                         json!({"ahead_m": ahead_m, "stopping_m": stopping_m, "x": at.x, "y": at.y}),

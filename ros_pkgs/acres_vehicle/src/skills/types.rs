@@ -177,6 +177,9 @@ pub struct ServerOptions {
     pub shield: ShieldConfig,
     /// The follower.
     pub follower: FollowerParams,
+    /// How far ahead of the vehicle's pose the scan's origin (the LiDAR) is, m: the obstacle
+    /// distance ahead is measured from there.
+    pub sensor_forward_m: f64,
 }
 
 impl ServerOptions {
@@ -190,6 +193,7 @@ impl ServerOptions {
             limits,
             shield: ShieldConfig::default(),
             follower: FollowerParams::default(),
+            sensor_forward_m: 1.0,
         }
     }
 }
