@@ -196,6 +196,18 @@ fn blocked_after_blocked_s_then_resume_after_the_object_leaves() {
     let hold = all.iter().find(|e| e.name == "shield_hold").unwrap();
     assert!((e.t_s - hold.t_s - 30.0).abs() < 0.1, "blocked {} s after the hold", e.t_s - hold.t_s);
     assert!(e.cause.unwrap().contains("held the vehicle for 30 s"));
+    // The hold is closed by a release when the skill ends, and placed at the truck's face.
+    let n = all.len();
+    assert_eq!(all[n - 2].name, "shield_release");
+    assert_eq!(all[n - 2].detail["why"], "the skill ended");
+    let truck = Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true };
+    let centre = truck.resolve(&map(), &LaneGraph::new(&map())).unwrap();
+    let hold_x = hold.detail["x"].as_f64().unwrap();
+    assert!(
+        (hold_x - (centre.x - 1.25)).abs() < 0.3,
+        "hold placed at {hold_x}, the face is at {}",
+        centre.x - 1.25
+    );
     for _ in 0..(80.0 / 0.05) as usize {
         sim.step();
     }
@@ -315,4 +327,25 @@ fn the_route_ahead_stays_the_stopped_motions_while_a_wait_runs() {
     let waiting = sim.server.route_ahead();
     assert!(!waiting.is_empty());
     assert_eq!(waiting.last(), running.last(), "the way ahead still ends at F55's entry");
+}
+
+#[test]
+fn a_loop_that_starts_at_the_entry_still_counts_as_scouted() {
+    let text = std::fs::read_to_string(root().join("scenarios/maps/default.json")).unwrap();
+    let text = text.replacen(
+        "\"entry\": \"E51\"",
+        "\"entry\": \"E51\", \"scout_loop\": [[160, 30], [222, 38], [222, 172], [108, 172], [108, 38]]",
+        1,
+    );
+    let m = Arc::new(Map::parse(&text, Path::new("entry_loop.json")).unwrap());
+    assert_eq!(m.fields["F51"].scout_loop[0], m.fields["F51"].entry_pos);
+    let start = Pose { x: 160.0, y: 30.0, yaw: std::f64::consts::FRAC_PI_2 };
+    let mut sim = CoreSim::new(
+        WorldConfig::new(m, Condition::Dry, start),
+        ServerOptions::new(Condition::Dry.speed_limits()),
+    );
+    assert!(sim.request(&SkillRequest::new(SkillKind::Scout).field("F51")).accepted);
+    let (e, all) = run_until_end(&mut sim, 900.0);
+    assert_eq!(e.unwrap().code, Some(ResultCode::Succeeded));
+    assert!(all.iter().any(|e| e.name == "field_scouted"), "coverage {:?}", sim.server.status().coverage);
 }
