@@ -117,11 +117,6 @@ impl CoreWorld {
         sim.world.schedule(events);
         CoreWorld { sim, mount_forward_m }
     }
-
-    /// The simulation inside.
-    pub fn sim(&self) -> &CoreSim {
-        &self.sim
-    }
 }
 
 impl WorldPort for CoreWorld {

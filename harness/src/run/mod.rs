@@ -18,7 +18,7 @@ mod step;
 mod turn;
 
 use std::collections::{BTreeSet, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -306,9 +306,4 @@ impl<'a> Loop<'a> {
             }
         }
     }
-}
-
-/// The run folder a run of `sc` would write.
-pub fn run_folder(out: &Path, sc: &Scenario, mode: Mode, model: &str) -> PathBuf {
-    out.join(crate::runlog::folder_name(&sc.id, mode.as_str(), model))
 }

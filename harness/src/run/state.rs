@@ -166,7 +166,8 @@ pub struct RunState<'a> {
     pub highlight: Option<(Vec2, String)>,
     /// Set when the planner read a truth value in the vehicle profile.
     pub truth_read: Option<TruthRead>,
-    rates: (f64, f64),
+    /// Cost-table rates: lanes (s per m, MJ per m), fields (MJ per m).
+    rates: ((f64, f64), f64),
 }
 
 /// Wall time, UNIX seconds.
@@ -186,19 +187,7 @@ impl<'a> RunState<'a> {
         writer: RunWriter,
         operator_on: bool,
     ) -> Self {
-        let sum = |prefix: &str| {
-            let (e, l) = table
-                .legs
-                .iter()
-                .filter(|(k, _)| k.starts_with(prefix))
-                .fold((0.0, 0.0), |(e, l), (_, c)| (e + c.energy_mj, l + c.length_m));
-            if l > 0.0 {
-                e / l
-            } else {
-                0.0
-            }
-        };
-        let rates = (sum("goto:"), sum("scout:"));
+        let rates = (per_metre(&table, "goto:"), per_metre(&table, "scout:").1);
         let start = world.vehicle().pose.pos();
         RunState {
             sc,
@@ -255,7 +244,7 @@ impl<'a> RunState<'a> {
 
     /// Adds the energy estimate of a step of `d_m` metres at `p`.
     pub fn add_energy_estimate(&mut self, p: Vec2, d_m: f64) {
-        let rate = if self.sc.map_data.field_at(p).is_some() { self.rates.1 } else { self.rates.0 };
+        let rate = if self.sc.map_data.field_at(p).is_some() { self.rates.1 } else { self.rates.0 .1 };
         self.energy_estimate_mj += rate * d_m;
     }
 
@@ -297,7 +286,7 @@ impl<'a> RunState<'a> {
         if let Some(target) = first_from_here {
             let node = if target == "H" { "H".to_string() } else { map.fields[&target].entry.clone() };
             let path = self.graph.route_from_point(here, &node).ok_or("no route from here")?;
-            let (t_per_m, e_per_m) = self.lane_rates();
+            let (t_per_m, e_per_m) = self.rates.0;
             out.push(LegEstimate {
                 key: format!("goto:here>{target}"),
                 planned_time_s: path.length_m() * t_per_m * PLANNED_TIME_FACTOR,
@@ -316,20 +305,6 @@ impl<'a> RunState<'a> {
             });
         }
         Ok(out)
-    }
-
-    fn lane_rates(&self) -> (f64, f64) {
-        let (t, e, l) = self
-            .table
-            .legs
-            .iter()
-            .filter(|(k, _)| k.starts_with("goto:"))
-            .fold((0.0, 0.0, 0.0), |(t, e, l), (_, c)| (t + c.time_s, e + c.energy_mj, l + c.length_m));
-        if l > 0.0 {
-            (t / l, e / l)
-        } else {
-            (0.2, 0.01)
-        }
     }
 
     /// A picture of the run's state: renders, writes `frames/<id>.png` and its row, and keeps it
@@ -436,6 +411,21 @@ impl<'a> RunState<'a> {
             "target": st.target,
             "remaining_m": st.remaining_m.map(|r| round(r, 1)),
         })
+    }
+}
+
+/// The average time (s per m) and energy (MJ per m) of the table's legs whose key starts with
+/// `prefix` (`goto:` for lanes, `scout:` for fields).
+fn per_metre(table: &CostTable, prefix: &str) -> (f64, f64) {
+    let (t, e, l) = table
+        .legs
+        .iter()
+        .filter(|(k, _)| k.starts_with(prefix))
+        .fold((0.0, 0.0, 0.0), |(t, e, l), (_, c)| (t + c.time_s, e + c.energy_mj, l + c.length_m));
+    if l > 0.0 {
+        (t / l, e / l)
+    } else {
+        (0.2, 0.01)
     }
 }
 

@@ -2,7 +2,6 @@
 
 use serde_json::{json, Value};
 
-use acres_runtime::geom::Vec2;
 use acres_runtime::plancheck::{self, CheckContext};
 use acres_vehicle::{SkillKind, SkillRequest};
 
@@ -474,11 +473,6 @@ fn dispatch(st: &mut RunState, args: &Value) -> ToolOutcome {
         r["route_m"] = json!(round(m, 1));
     }
     ToolOutcome { result: r, is_error: !reply.accepted, image: None }
-}
-
-/// The point of a blocked place for pictures: the nearest object cell to `p`.
-pub fn nearest_blocked(st: &RunState, p: Vec2) -> Option<Vec2> {
-    st.knowledge.objects().into_iter().map(cell_center).min_by(|a, b| a.dist(p).total_cmp(&b.dist(p)))
 }
 
 /// The index of the first plan leg not yet driven: the legs of visits before `next` are done.
