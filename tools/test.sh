@@ -6,6 +6,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export ACRES_REQUIRE_PYTHON=1
+# Python packages go into a virtual environment of the project's own (a fresh Debian's system
+# Python refuses `pip install`); its bin/ goes first on PATH so tests that start `python3` get it.
+VENV="${ACRES_VENV:-$PWD/.venv}"
+if ! [ -x "$VENV/bin/python3" ]; then
+    echo "== creating the Python virtual environment $VENV"
+    if ! python3 -m venv "$VENV" 2>/dev/null; then
+        echo "== python3 -m venv failed: installing python3-venv with apt-get"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+        rm -rf "$VENV"
+        python3 -m venv "$VENV"
+    fi
+fi
+export PATH="$VENV/bin:$PATH"
 echo "== installing the Python test packages"
 python3 -m pip install --quiet --disable-pip-version-check -r tools/requirements-test.txt
 
