@@ -13,6 +13,7 @@
 
 pub mod cli;
 pub mod knowledge;
+pub mod models;
 pub mod picture;
 pub mod planner;
 pub mod run;

@@ -5,7 +5,7 @@ mod common;
 
 use serde_json::{json, Value};
 
-use acres_harness::planner::{Block, ModelError};
+use acres_harness::planner::{Block, ModelError, ModelErrorKind};
 use acres_harness::runlog::rows::{Mode, Profile, Row};
 
 use common::*;
@@ -188,7 +188,7 @@ fn model_errors_end_the_wake_then_wake_the_planner_and_end_the_run_after_three_i
     // 30 s later (the world is held during a failed call, so nothing else is charged).
     let brain: Brain = Box::new(|n, _| {
         if n <= 2 {
-            return Err(ModelError { message: "connection refused".into(), latency_s: 2.0 });
+            return Err(ModelError::new(ModelErrorKind::NoReply, "connection refused"));
         }
         Ok(end_turn())
     });
@@ -211,7 +211,7 @@ fn model_errors_end_the_wake_then_wake_the_planner_and_end_the_run_after_three_i
         json!({"limits": {"model_errors": 3}}),
         Mode::Text,
         Profile::Vehicle,
-        Box::new(|_, _| Err(ModelError { message: "HTTP 500".into(), latency_s: 1.0 })),
+        Box::new(|_, _| Err(ModelError::new(ModelErrorKind::NoReply, "HTTP 500"))),
     );
     assert_eq!(r.outcome.end, "model_error");
     assert_eq!(r.end().score.model_errors, 3);

@@ -60,7 +60,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Runs each scenario of the given files or folders.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Runs a recorded run again with its recorded replies and latencies (no model call).
     Replay(replay::ReplayArgs),
     /// Prints the score table of each run below the folders.
@@ -94,18 +94,32 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Lists the model configurations.
+    /// Lists the model configurations; `--config NAME` asks that server for its models and sends
+    /// two small test requests.
     Models {
-        /// Ask the server of one configuration for its models.
+        /// Ask the server of one configuration (a name or a TOML file) for its models.
         #[arg(long)]
         config: Option<String>,
+    },
+    /// Runs the stub model server (OpenAI chat completions and Anthropic messages on
+    /// 127.0.0.1) from a script of turns, recording every request body.
+    StubServer {
+        /// The script of turns (JSON).
+        #[arg(long)]
+        script: PathBuf,
+        /// Append every request (path and body) to this JSONL file.
+        #[arg(long)]
+        record: Option<PathBuf>,
+        /// The port (0: a free one); the URL is the first line on stdout.
+        #[arg(long, default_value_t = 0)]
+        port: u16,
     },
 }
 
 /// Runs the parsed command line.
 pub fn main_with(cli: Cli) -> ExitCode {
     let result = match cli.command {
-        Command::Run(a) => run::run(a),
+        Command::Run(a) => run::run(*a),
         Command::Replay(a) => replay::run(a),
         Command::Score { folders, json } => score(&folders, json),
         Command::Validate { folders } => validate(&folders),
@@ -115,10 +129,9 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Video { .. } => {
             Err(Failure::input("video: the video builder is not built yet (a later issue)"))
         }
-        Command::Models { .. } => {
-            println!("scripted\tprovider scripted\tthe stand-in planner with no network (think time: run --think-s)");
-            println!("(language-model configurations come with the model clients)");
-            Ok(())
+        Command::Models { config } => models(config.as_deref()),
+        Command::StubServer { script, record, port } => {
+            crate::models::stub::serve(&script, record, port).map_err(Failure::input)
         }
     };
     match result {
@@ -128,6 +141,42 @@ pub fn main_with(cli: Cli) -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+fn models(config: Option<&str>) -> Result<(), Failure> {
+    let dir = run::model_dir();
+    let Some(name) = config else {
+        let list = crate::models::config::list(&dir);
+        if list.is_empty() {
+            return Err(Failure::input(format!("models: no model file in {}", dir.display())));
+        }
+        println!("{:<24} {:<10} {:<24} address", "name", "provider", "model");
+        for (name, file, c) in list {
+            match c {
+                Ok(c) => {
+                    let addr =
+                        if c.provider == "scripted" { "(in the process)".to_string() } else { c.base_url() };
+                    println!("{name:<24} {:<10} {:<24} {addr}", c.provider, c.model);
+                }
+                Err(e) => println!("{name:<24} (invalid: {e}) [{}]", file.display()),
+            }
+        }
+        return Ok(());
+    };
+    let r = crate::models::resolve(name, &dir).map_err(|e| Failure::input(e.to_string()))?;
+    println!("{}: provider {}, model {}, {}", r.name, r.config.provider, r.config.model, r.config.base_url());
+    let checks = crate::models::probe::probe(&r);
+    let failed = checks.iter().filter(|c| !c.ok).count();
+    for c in &checks {
+        println!("{} {}: {}", if c.ok { "ok  " } else { "FAIL" }, c.what, c.detail);
+    }
+    if failed > 0 {
+        return Err(Failure::check(format!(
+            "models --config {name}: {failed} of {} checks failed",
+            checks.len()
+        )));
+    }
+    Ok(())
 }
 
 fn existing(folders: &[PathBuf]) -> Result<(), Failure> {

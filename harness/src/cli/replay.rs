@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::{maps_dir, Failure};
 use crate::planner::replay::{Recorded, ReplayClient};
-use crate::planner::{ModelError, Reply};
+use crate::planner::{CallEvent, ModelError, Reply};
 use crate::run::{run_scenario, Planner, RunOptions};
 use crate::runlog::rows::{Mode, Row};
 use crate::scenario::{self, RecoveryMode};
@@ -30,23 +30,40 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         std::fs::read_to_string(&file).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
     let mut run_row = None;
     let mut recorded = Vec::new();
+    let mut events = Vec::new();
     let mut end = None;
     for (i, line) in text.lines().enumerate() {
         let row =
             Row::decode(line).map_err(|e| Failure::input(format!("{}:{}: {e}", file.display(), i + 1)))?;
         match row {
             Row::Run(r) => run_row = Some(r),
-            Row::ModelReply(r) => recorded.push(Recorded::Reply(Reply {
-                text: r.text,
-                reasoning: r.reasoning,
-                tool_calls: r.tool_calls,
-                stop: r.stop,
-                usage: r.usage,
-                latency_s: r.latency_s,
-            })),
-            Row::ModelError(r) => {
-                recorded.push(Recorded::Error(ModelError { message: r.error, latency_s: r.latency_s }))
+            Row::ModelRetry(r) => {
+                events.push(CallEvent::Retry { try_n: r.try_n, wait_s: r.wait_s, cause: r.cause })
             }
+            Row::ModelWait(r) => events.push(CallEvent::Wait { wait_s: r.wait_s, cause: r.cause }),
+            Row::ModelReply(r) => recorded.push(Recorded::Reply {
+                reply: Reply {
+                    text: r.text,
+                    reasoning: r.reasoning,
+                    reasoning_hidden: r.reasoning_hidden,
+                    tool_calls: r.tool_calls,
+                    stop: r.stop,
+                    usage: r.usage,
+                    latency_s: r.latency_s,
+                    repairs: r.repairs,
+                },
+                events: std::mem::take(&mut events),
+            }),
+            // A session that did not start has call 0: it is not a call to play back.
+            Row::ModelError(r) if r.call > 0 => recorded.push(Recorded::Error {
+                error: ModelError {
+                    kind: r.kind,
+                    message: r.error,
+                    latency_s: r.latency_s,
+                    repairs: r.repairs,
+                },
+                events: std::mem::take(&mut events),
+            }),
             Row::End(e) => end = Some(e),
             _ => {}
         }
@@ -55,6 +72,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
     let end = end.ok_or_else(|| {
         Failure::input(format!("{}: the run is incomplete (no end row); nothing to compare", file.display()))
     })?;
+    let n_calls = recorded.len() as u64;
     let sc_file = PathBuf::from(&run_row.scenario_file);
     let sc = scenario::load(&sc_file, &maps_dir(std::slice::from_ref(&sc_file)))
         .map_err(|e| Failure::input(e.to_string()))?;
@@ -79,6 +97,10 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         recovery_options,
         model: run_row.model.clone(),
         model_file: run_row.model_file.clone(),
+        // The recorded limits: the model file's call limits as they were applied.
+        call_s: run_row.limits.get("call_s").and_then(|v| v.as_f64()),
+        wake_s: run_row.limits.get("wake_s").and_then(|v| v.as_f64()),
+        calls_per_run: (end.end == "limit_model_calls").then_some(n_calls),
     };
     let table = acres_runtime::costs::CostTable::load(
         &super::run::costs_dir(),
@@ -86,7 +108,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         sc.condition.as_str(),
     )
     .map_err(|e| Failure::input(e.to_string()))?;
-    let client = ReplayClient::new(&run_row.model, recorded);
+    let client = ReplayClient::new(&run_row.model, recorded).budget_at_end(end.end == "budget");
     let planner = if run_row.mode == Mode::Classical { Planner::Classical } else { Planner::Model(&client) };
     let outcome = run_scenario(&sc, &opts, planner, table)?;
     println!(

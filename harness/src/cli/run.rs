@@ -14,7 +14,6 @@ use serde_json::json;
 use acres_runtime::costs::CostTable;
 
 use super::{maps_dir, repo_root, Failure};
-use crate::planner::scripted::ScriptedClient;
 use crate::run::{run_scenario, Planner, RunOptions, RunOutcome};
 use crate::runlog::rows::{Mode, Profile};
 use crate::scenario::{self, RecoveryMode, Scenario};
@@ -25,7 +24,8 @@ pub struct RunArgs {
     /// Scenario files or folders (a folder: its top-level *.json files).
     #[arg(long, required = true, num_args = 1..)]
     pub scenario: Vec<PathBuf>,
-    /// A model configuration: `scripted` (language-model configurations come with the model clients).
+    /// A model configuration: a name in the model-config folder (`ACRES_MODEL_CONFIGS`, default
+    /// `harness/model_configs/`), or a path to a TOML file.
     #[arg(long, default_value = "scripted")]
     pub model: String,
     /// classical, text, visual or checked.
@@ -92,6 +92,45 @@ pub struct RunArgs {
     /// (internal) run as a worker process: one JSON line per finished run on stdout.
     #[arg(long, hide = true)]
     pub child: bool,
+    /// (internal) the call gate file of the invocation, made by the parent process.
+    #[arg(long, hide = true)]
+    pub gate_file: Option<PathBuf>,
+}
+
+/// The model-config folder: `ACRES_MODEL_CONFIGS`, else the harness's `model_configs/`.
+pub fn model_dir() -> PathBuf {
+    std::env::var_os("ACRES_MODEL_CONFIGS")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(crate::models::config::default_dir)
+}
+
+/// The gate file of an invocation: the parent makes it in the temp folder, workers get its path.
+struct GateFile(Option<PathBuf>);
+
+impl GateFile {
+    fn make(a: &RunArgs, cfg: &crate::models::config::ModelConfig) -> Result<Self, Failure> {
+        if a.gate_file.is_some() || cfg.limits.calls_per_minute.is_none() {
+            return Ok(GateFile(None));
+        }
+        let p =
+            std::env::temp_dir().join(format!("acres-gate-{}-{}", std::process::id(), fnv(&cfg.service())));
+        std::fs::write(&p, "")
+            .map_err(|e| Failure::input(format!("{}: cannot make the call gate: {e}", p.display())))?;
+        Ok(GateFile(Some(p)))
+    }
+}
+
+impl Drop for GateFile {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -143,11 +182,13 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     if a.view {
         return Err(Failure::input("--view: the viewer is not built yet (a later issue)"));
     }
-    if a.model != "scripted" {
-        return Err(Failure::input(format!(
-            "--model {}: unknown model configuration; available now: scripted (language-model configurations come with the model clients)",
-            a.model
-        )));
+    let model = crate::models::resolve(&a.model, &model_dir()).map_err(|e| Failure::input(e.to_string()))?;
+    if a.mode != Mode::Classical {
+        // A missing key is a clear error before any run starts.
+        model
+            .config
+            .api_key()
+            .map_err(|e| Failure::input(format!("--model {}: {e}", model.file.display())))?;
     }
     if !(a.think_s.is_finite() && a.think_s >= 0.0 && a.pace.is_finite() && a.pace >= 0.0) {
         return Err(Failure::input("--think-s and --pace must be numbers >= 0"));
@@ -166,6 +207,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         return Err(Failure::input("no scenario in the given files or folders"));
     }
     let tables = load_tables(&scenarios)?;
+    let mc = &model.config;
     let opts = RunOptions {
         mode: a.mode,
         profile: a.profile,
@@ -175,18 +217,34 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         seed: a.seed,
         recovery_mode: a.recovery_mode,
         recovery_options: a.recovery_option.clone(),
-        model: if a.mode == Mode::Classical { "none".into() } else { a.model.clone() },
-        model_file: None,
+        model: if a.mode == Mode::Classical { "none".into() } else { model.name.clone() },
+        model_file: (a.mode != Mode::Classical).then(|| model.file.display().to_string()),
+        call_s: mc.call_timeout_s,
+        wake_s: mc.wake_timeout_s,
+        calls_per_run: mc.limits.calls_per_run,
     };
+    let gate = GateFile::make(&a, mc)?;
+    let client_opts = crate::models::ClientOptions {
+        think_s: a.think_s,
+        gate_file: a.gate_file.clone().or_else(|| gate.0.clone()),
+    };
+    let client = crate::models::client(&model, &client_opts).map_err(Failure::input)?;
+    // parallel_runs bounds the runs that use the service at once, in threads or processes.
+    let mut a = a;
+    if let Some(n) = mc.limits.parallel_runs.filter(|_| a.mode != Mode::Classical) {
+        a.workers = a.workers.min(n).max(1);
+        a.concurrent = a.concurrent.min(n).max(1);
+    }
+    let a = &a;
     for sc in &scenarios {
         crate::run::effective_recovery(sc, &opts).map_err(Failure::from)?;
     }
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
     let results = if a.workers > 1 && !a.child && scenarios.len() > 1 {
-        run_workers(&a, &scenarios, &maps)?
+        run_workers(a, &scenarios, &maps, client_opts.gate_file.as_deref())?
     } else {
-        run_here(&a, &opts, &scenarios, &tables)
+        run_here(a, &opts, &scenarios, &tables, client.as_ref())
     };
     if a.child {
         return Ok(());
@@ -259,8 +317,8 @@ fn run_here(
     opts: &RunOptions,
     scenarios: &[Scenario],
     tables: &BTreeMap<(String, String), CostTable>,
+    client: &dyn crate::planner::Client,
 ) -> Vec<Summary> {
-    let client = ScriptedClient { think_s: a.think_s };
     let queue = Mutex::new(0usize);
     let results: Mutex<Vec<(usize, Summary)>> = Mutex::new(Vec::new());
     let progress = Progress::new(scenarios.len(), a.quiet || a.child);
@@ -277,7 +335,7 @@ fn run_here(
                 progress.started(&sc.id);
                 let table = tables[&(sc.map_data.name.clone(), sc.condition.as_str().to_string())].clone();
                 let planner =
-                    if opts.mode == Mode::Classical { Planner::Classical } else { Planner::Model(&client) };
+                    if opts.mode == Mode::Classical { Planner::Classical } else { Planner::Model(client) };
                 let r = summary(sc, run_scenario(sc, opts, planner, table));
                 if a.child {
                     let line = serde_json::to_string(&r).unwrap_or_default();
@@ -331,7 +389,12 @@ impl Progress {
 
 /// Runs each scenario in a child process of this binary, `workers` at a time; a slot is reused
 /// as soon as any child ends.
-fn run_workers(a: &RunArgs, scenarios: &[Scenario], maps: &Path) -> Result<Vec<Summary>, Failure> {
+fn run_workers(
+    a: &RunArgs,
+    scenarios: &[Scenario],
+    maps: &Path,
+    gate_file: Option<&Path>,
+) -> Result<Vec<Summary>, Failure> {
     let exe =
         std::env::current_exe().map_err(|e| Failure::input(format!("cannot find this program: {e}")))?;
     let progress = Progress::new(scenarios.len(), a.quiet);
@@ -344,7 +407,7 @@ fn run_workers(a: &RunArgs, scenarios: &[Scenario], maps: &Path) -> Result<Vec<S
             let sc = &scenarios[next];
             progress.started(&sc.id);
             let mut child: Child = Command::new(&exe)
-                .args(child_args(a, &sc.file, maps))
+                .args(child_args(a, &sc.file, maps, gate_file))
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
@@ -377,7 +440,7 @@ fn run_workers(a: &RunArgs, scenarios: &[Scenario], maps: &Path) -> Result<Vec<S
     Ok(results.into_iter().flatten().collect())
 }
 
-fn child_args(a: &RunArgs, file: &Path, maps: &Path) -> Vec<String> {
+fn child_args(a: &RunArgs, file: &Path, maps: &Path, gate_file: Option<&Path>) -> Vec<String> {
     let mut v = vec![
         "run".to_string(),
         "--child".into(),
@@ -403,6 +466,10 @@ fn child_args(a: &RunArgs, file: &Path, maps: &Path) -> Vec<String> {
     ];
     if a.operator {
         v.push("--operator".into());
+    }
+    if let Some(g) = gate_file {
+        v.push("--gate-file".into());
+        v.push(g.display().to_string());
     }
     if let Some(m) = a.recovery_mode {
         v.push("--recovery-mode".into());

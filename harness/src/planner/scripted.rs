@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::{Block, Client, ModelError, Reply, Session};
+use super::{Block, CallCtx, Client, ModelError, Reply, Session};
 use crate::run::wake::parse_detail;
-use crate::runlog::rows::{Stop, ToolCall, ToolDef, Usage};
+use crate::runlog::rows::{Stop, ToolCall, ToolDef};
 
 /// Seconds to wait before looking again at returns on the route.
 pub const WAIT_S: f64 = 20.0;
@@ -27,15 +27,23 @@ pub const GIVE_UP_S: f64 = 120.0;
 pub struct ScriptedClient {
     /// Mission seconds each call takes.
     pub think_s: f64,
+    /// The configuration's name (`scripted`).
+    pub name: String,
+}
+
+impl ScriptedClient {
+    /// The `scripted` configuration with a think time.
+    pub fn new(think_s: f64) -> Self {
+        ScriptedClient { think_s, name: "scripted".into() }
+    }
 }
 
 impl Client for ScriptedClient {
     fn name(&self) -> &str {
-        "scripted"
+        &self.name
     }
-    fn start(&self, _system: &str, tools: &[ToolDef]) -> Box<dyn Session> {
-        let has = |n: &str| tools.iter().any(|t| t.name == n);
-        Box::new(ScriptedSession { think_s: self.think_s, has_plan: has("plan"), ..Default::default() })
+    fn start(&self, _system: &str, tools: &[ToolDef]) -> Result<Box<dyn Session>, ModelError> {
+        Ok(Box::new(ScriptedSession::new(self.think_s, tools)))
     }
 }
 
@@ -96,8 +104,15 @@ pub struct ScriptedSession {
     waited_s: f64,
 }
 
+impl ScriptedSession {
+    /// A session that thinks `think_s` mission seconds per call, with these tools.
+    pub fn new(think_s: f64, tools: &[ToolDef]) -> Self {
+        ScriptedSession { think_s, has_plan: tools.iter().any(|t| t.name == "plan"), ..Default::default() }
+    }
+}
+
 impl Session for ScriptedSession {
-    fn send(&mut self, blocks: &[Block]) -> Result<Reply, ModelError> {
+    fn send(&mut self, blocks: &[Block], _ctx: &mut CallCtx) -> Result<Reply, ModelError> {
         let mut wake: Option<Value> = None;
         let mut results: Vec<Value> = Vec::new();
         for b in blocks {
@@ -157,7 +172,7 @@ impl ScriptedSession {
                 (String::new(), tc, Stop::ToolUse)
             }
         };
-        Reply { text, reasoning: None, tool_calls, stop, usage: Usage::default(), latency_s: self.think_s }
+        Reply { tool_calls, stop, ..Reply::text(text, self.think_s) }
     }
 
     fn on_wake(&mut self, d: &Value) -> Act {

@@ -17,6 +17,8 @@ pub mod wake;
 mod step;
 mod turn;
 
+pub use self::turn::total_tokens;
+
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -63,6 +65,51 @@ pub struct RunOptions {
     pub model: String,
     /// The model file, if any.
     pub model_file: Option<String>,
+    /// The model file's `call_timeout_s` (the scenario's `limits.call_s` wins).
+    pub call_s: Option<f64>,
+    /// The model file's `wake_timeout_s` (the scenario's `limits.wake_s` wins).
+    pub wake_s: Option<f64>,
+    /// The model file's `calls_per_run`: then the run ends `limit_model_calls`.
+    pub calls_per_run: Option<u64>,
+}
+
+impl RunOptions {
+    /// Options with the defaults of `run`: checked mode, vehicle profile, no pace, the scripted
+    /// model, seed 1, out `out`.
+    pub fn new(out: impl Into<PathBuf>) -> Self {
+        RunOptions {
+            mode: Mode::Checked,
+            profile: Profile::Vehicle,
+            pace: 0.0,
+            operator: false,
+            out: out.into(),
+            seed: 1,
+            recovery_mode: None,
+            recovery_options: Vec::new(),
+            model: "scripted".into(),
+            model_file: None,
+            call_s: None,
+            wake_s: None,
+            calls_per_run: None,
+        }
+    }
+}
+
+/// The limits of a run: the scenario's, with the model file's call limits where the scenario
+/// gives none.
+pub fn effective_limits(sc: &Scenario, opts: &RunOptions) -> Limits {
+    let mut l = sc.limits.clone();
+    if !sc.limits_given.contains("call_s") {
+        if let Some(v) = opts.call_s {
+            l.call_s = v;
+        }
+    }
+    if !sc.limits_given.contains("wake_s") {
+        if let Some(v) = opts.wake_s {
+            l.wake_s = v;
+        }
+    }
+    l
 }
 
 /// What a run gave.
@@ -145,19 +192,34 @@ pub fn run_scenario(
     let recovery = effective_recovery(sc, opts)?;
     let tools = crate::tools::tools_for(opts.mode, opts.profile, opts.operator);
     let system = system_text(sc, opts.mode, opts.profile);
+    let limits = effective_limits(sc, opts);
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
-    st.log(Row::Run(run_row(sc, opts, &recovery, &system, &tools)));
-    let session = match planner {
-        Planner::Classical => None,
-        Planner::Model(c) => Some(c.start(&system, &tools)),
+    st.log(Row::Run(run_row(sc, opts, &limits, &recovery, &system, &tools)));
+    let (session, start_error) = match planner {
+        Planner::Classical => (None, None),
+        Planner::Model(c) => match c.start(&system, &tools) {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e)),
+        },
     };
-    let mut lp = Loop::new(st, opts.clone(), recovery, tools, session);
-    lp.run();
+    let mut lp = Loop::new(st, opts.clone(), limits, recovery, tools, session);
+    match start_error {
+        // A session that cannot start (settings the command line did not catch) ends the run.
+        Some(e) => lp.start_failed(&e),
+        None => lp.run(),
+    }
     let (end, success, digest, t_s) = lp.finish();
     Ok(RunOutcome { folder, end, success, digest, t_s })
 }
 
-fn run_row(sc: &Scenario, opts: &RunOptions, recovery: &Recovery, system: &str, tools: &[ToolDef]) -> RunRow {
+fn run_row(
+    sc: &Scenario,
+    opts: &RunOptions,
+    limits: &Limits,
+    recovery: &Recovery,
+    system: &str,
+    tools: &[ToolDef],
+) -> RunRow {
     let to_map = |v: Value| v.as_object().cloned().unwrap_or_default();
     RunRow {
         t: 0.0,
@@ -184,7 +246,7 @@ fn run_row(sc: &Scenario, opts: &RunOptions, recovery: &Recovery, system: &str, 
         },
         system: system.into(),
         tools: tools.to_vec(),
-        limits: to_map(serde_json::to_value(&sc.limits).unwrap_or(json!({}))),
+        limits: to_map(serde_json::to_value(limits).unwrap_or(json!({}))),
         recovery: to_map(serde_json::to_value(recovery).unwrap_or(json!({}))),
         pace: opts.pace,
     }
@@ -222,11 +284,11 @@ impl<'a> Loop<'a> {
     fn new(
         st: RunState<'a>,
         opts: RunOptions,
+        limits: Limits,
         recovery: Recovery,
         tools: Vec<ToolDef>,
         session: Option<Box<dyn crate::planner::Session>>,
     ) -> Self {
-        let limits = st.sc.limits.clone();
         let requests = st
             .sc
             .events
@@ -286,6 +348,22 @@ impl<'a> Loop<'a> {
             }
             self.step();
         }
+    }
+
+    /// The session did not start: the run ends `model_error` with its cause.
+    fn start_failed(&mut self, e: &crate::planner::ModelError) {
+        self.log_pose();
+        self.st.log(Row::ModelError(crate::runlog::rows::ModelErrorRow {
+            t: 0.0,
+            wall: wall_now(),
+            call: 0,
+            kind: e.kind,
+            error: format!("the session did not start: {}", e.message),
+            latency_s: 0.0,
+            repairs: e.repairs,
+        }));
+        self.st.counters.model_errors += 1;
+        self.end = Some("model_error".into());
     }
 
     /// Nothing runs, no timer, no scenario event waits.

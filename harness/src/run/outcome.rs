@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::state::wall_now;
 use super::Loop;
-use crate::runlog::rows::{EndRow, ReasoningLogged, Row, Score};
+use crate::runlog::rows::{EndRow, ReasoningLogged, Row, Score, Usage};
 
 /// A vehicle within this distance of home, standing, is at home, m.
 pub const HOME_TOLERANCE_M: f64 = 10.0;
@@ -64,8 +64,7 @@ impl Loop<'_> {
         let ended_well = end == "done";
         let success = ended_well && failed.is_empty();
         let c = &self.st.counters;
-        let reasoning =
-            if c.reasoning_replies > 0 { ReasoningLogged::Separate } else { ReasoningLogged::None };
+        let reasoning = reasoning_logged(c.reasoning_replies, c.hidden_reasoning_replies);
         let score = Score {
             profile: self.opts.profile,
             success,
@@ -79,6 +78,12 @@ impl Loop<'_> {
             wake_ups: c.wake_ups,
             tool_calls: c.tool_calls,
             tokens: c.tokens,
+            usage: Usage {
+                input_tokens: c.input_tokens,
+                output_tokens: c.output_tokens,
+                cache_read_tokens: c.cache_read_tokens,
+                cache_write_tokens: c.cache_write_tokens,
+            },
             usd: c.usd,
             interventions: c.interventions,
             reasoning_logged: reasoning,
@@ -100,6 +105,18 @@ impl Loop<'_> {
             score,
         }));
         (end, success, digest, t)
+    }
+}
+
+/// `present` when any reply logged reasoning text, `absent` when a model reasoned without giving
+/// the text, else `not_offered`.
+pub fn reasoning_logged(text_replies: u64, hidden_replies: u64) -> ReasoningLogged {
+    if text_replies > 0 {
+        ReasoningLogged::Present
+    } else if hidden_replies > 0 {
+        ReasoningLogged::Absent
+    } else {
+        ReasoningLogged::NotOffered
     }
 }
 

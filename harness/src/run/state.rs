@@ -86,7 +86,7 @@ pub struct Counters {
     pub tool_calls: u64,
     /// Refused plans.
     pub refused_plans: u64,
-    /// Tokens.
+    /// Tokens: input, output, cache read and write.
     pub tokens: u64,
     /// USD.
     pub usd: f64,
@@ -110,10 +110,16 @@ pub struct Counters {
     pub model_calls: u64,
     /// Replies that logged reasoning.
     pub reasoning_replies: u64,
-    /// Tokens of the last call: the estimate of the next one for the budget caps.
-    pub last_call_tokens: u64,
-    /// USD of the last call.
-    pub last_call_usd: f64,
+    /// Replies whose model reasoned without giving the text.
+    pub hidden_reasoning_replies: u64,
+    /// Input tokens (not cached).
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the cache.
+    pub cache_write_tokens: u64,
 }
 
 /// Everything the loop and the tools share.

@@ -5,11 +5,11 @@ use serde_json::json;
 
 use super::wake::Wake;
 use super::Loop;
-use crate::planner::Block;
+use crate::planner::{Block, CallCtx, CallEvent, ModelError, Reply};
 use crate::run::state::wall_now;
 use crate::runlog::rows::{
-    Block as RowBlock, BlockKind, Mode, ModelErrorRow, ModelReplyRow, ModelSendRow, Row, Stop, ToolRow,
-    WakeRow,
+    Block as RowBlock, BlockKind, Mode, ModelErrorRow, ModelReplyRow, ModelRetryRow, ModelSendRow,
+    ModelWaitRow, Repairs, Row, Stop, ToolRow, Usage, WakeRow,
 };
 
 /// The reminder sent after an empty reply.
@@ -55,153 +55,244 @@ impl Loop<'_> {
     }
 
     fn turn(&mut self, mut blocks: Vec<Block>) {
-        let mut calls_this_wake: u64 = 0;
-        let mut reminders: u32 = 0;
-        let mut wake_time_s = 0.0;
-        let wake = self.st.wake;
+        let mut w = WakeCalls::default();
         loop {
             if self.end.is_some() {
                 return;
             }
-            // Stop before a call that can pass a cap: the next call is estimated as the last one.
-            let c = &self.st.counters;
-            if c.tokens + c.last_call_tokens > self.limits.tokens || c.usd + c.last_call_usd > self.limits.usd
-            {
-                self.end = Some("budget".into());
+            if let Some(end) = self.refused_before_call(&blocks) {
+                self.end = Some(end.into());
                 return;
             }
-            let Some(session) = self.session.as_mut() else { return };
-            self.st.counters.model_calls += 1;
-            let call = self.st.counters.model_calls;
-            let t = self.st.t();
-            self.st.log(Row::ModelSend(ModelSendRow {
-                t,
-                wall: wall_now(),
-                call,
-                wake,
-                blocks: row_blocks(&blocks),
-            }));
-            let result = session.send(&blocks);
-            match result {
+            let Some(result) = self.call(&blocks, w.time_s) else { return };
+            let reply = match result {
                 Err(e) => {
-                    // The world is held during a failed call: nothing is charged.
-                    self.st.log(Row::ModelError(ModelErrorRow {
-                        t,
-                        wall: wall_now(),
-                        call,
-                        error: e.message.clone(),
-                        latency_s: e.latency_s,
-                    }));
+                    self.charge(e.latency_s, &mut w);
                     self.model_failed();
                     return;
                 }
-                Ok(reply) => {
-                    // A time limit (the call's, or what is left of the wake-up's) cuts the call:
-                    // only the time that passed is charged and its tool calls do not act.
-                    let limit = self.limits.call_s.min((self.limits.wake_s - wake_time_s).max(0.0));
-                    let cut = reply.latency_s > limit;
-                    let want = if cut { limit } else { reply.latency_s.max(0.0) };
-                    let dt = self.st.world.dt_s();
-                    let charge = (want / dt).round() * dt;
-                    self.st.counters.charged_s += charge;
-                    wake_time_s += charge;
-                    self.advance(charge);
-                    let usd = session_usd(self.session.as_deref(), &reply.usage);
-                    let tokens = reply.usage.input_tokens + reply.usage.output_tokens;
-                    self.st.counters.usd += usd;
-                    self.st.counters.tokens += tokens;
-                    self.st.counters.last_call_usd = usd;
-                    self.st.counters.last_call_tokens = tokens;
-                    if reply.reasoning.is_some() {
-                        self.st.counters.reasoning_replies += 1;
-                    }
-                    self.st.log(Row::ModelReply(ModelReplyRow {
-                        t: self.st.t(),
-                        wall: wall_now(),
-                        call,
-                        latency_s: reply.latency_s,
-                        stop: reply.stop,
-                        text: reply.text.clone(),
-                        reasoning: reply.reasoning.clone(),
-                        tool_calls: reply.tool_calls.clone(),
-                        usage: reply.usage,
-                    }));
-                    if cut {
-                        // The wake-up ends at once; the vehicle finishes its skill.
-                        self.model_failed();
+                Ok(reply) => reply,
+            };
+            // A time limit (the call's, or what is left of the wake-up's) cuts the call: only
+            // the time that passed is charged and its tool calls do not act.
+            let limit = self.call_limit_s(w.time_s);
+            let cut = reply.latency_s > limit;
+            self.charge(if cut { limit } else { reply.latency_s.max(0.0) }, &mut w);
+            self.log_reply(&reply);
+            if cut {
+                // The wake-up ends at once; the vehicle finishes its skill.
+                self.model_failed();
+                return;
+            }
+            self.consecutive_errors = 0;
+            if self.end.is_some() {
+                return;
+            }
+            if reply.tool_calls.is_empty() {
+                if reply.text.trim().is_empty() || reply.stop == Stop::MaxTokens {
+                    self.st.counters.reminders += 1;
+                    w.reminders += 1;
+                    if w.reminders > self.limits.reminders {
                         return;
                     }
-                    self.consecutive_errors = 0;
-                    if self.end.is_some() {
-                        return;
-                    }
-                    if reply.tool_calls.is_empty() {
-                        if reply.text.trim().is_empty() || reply.stop == Stop::MaxTokens {
-                            self.st.counters.reminders += 1;
-                            reminders += 1;
-                            if reminders > self.limits.reminders {
-                                return;
-                            }
-                            blocks = vec![Block::Text(REMINDER.into())];
-                            continue;
-                        }
-                        return;
-                    }
-                    let mut results = Vec::new();
-                    let mut images = Vec::new();
-                    for c in &reply.tool_calls {
-                        if self.st.counters.tool_calls >= u64::from(self.limits.tool_calls) {
-                            self.end = Some("limit_tool_calls".into());
-                            return;
-                        }
-                        calls_this_wake += 1;
-                        self.st.counters.tool_calls += 1;
-                        let out = if calls_this_wake > u64::from(self.limits.tool_calls_per_wake) {
-                            crate::tools::exec::ToolOutcome {
-                                result: json!({"error": format!("this wake-up reached its limit of {} tool calls: end your turn with a short text", self.limits.tool_calls_per_wake)}),
-                                is_error: true,
-                                image: None,
-                            }
-                        } else {
-                            crate::tools::exec::execute(&mut self.st, &self.tools, &c.name, &c.arguments)
-                        };
-                        let result_map = out.result.as_object().cloned().unwrap_or_default();
-                        self.st.log(Row::Tool(ToolRow {
-                            t: self.st.t(),
-                            wall: wall_now(),
-                            wake,
-                            call_id: c.id.clone(),
-                            name: c.name.clone(),
-                            arguments: c.arguments.clone(),
-                            result: result_map,
-                            error: out.is_error,
-                        }));
-                        if self.st.truth_read.is_some() {
-                            self.end = Some("truth_read".into());
-                            return;
-                        }
-                        results.push(Block::ToolResult {
-                            call_id: c.id.clone(),
-                            content: out.result.to_string(),
-                            is_error: out.is_error,
-                        });
-                        if let Some(f) = out.image {
-                            images.push(Block::Image { frame: f.id, png: f.png });
-                        }
-                    }
-                    if calls_this_wake > u64::from(self.limits.tool_calls_per_wake) + 4 {
-                        // The planner ignores the per-wake limit: end the wake-up.
-                        return;
-                    }
-                    results.extend(images);
-                    blocks = results;
-                    if wake_time_s >= self.limits.wake_s - 1e-9 {
-                        return;
-                    }
+                    blocks = vec![Block::Text(REMINDER.into())];
+                    continue;
                 }
+                return;
+            }
+            let Some(results) = self.act(&reply, &mut w) else { return };
+            blocks = results;
+            if w.time_s >= self.limits.wake_s - 1e-9 {
+                return;
             }
         }
     }
+
+    /// The time limit of the next call, s: `call_s`, or what is left of `wake_s`.
+    fn call_limit_s(&self, wake_time_s: f64) -> f64 {
+        self.limits.call_s.min((self.limits.wake_s - wake_time_s).max(0.0))
+    }
+
+    /// Charges a call's time on the mission clock: the world steps that long.
+    fn charge(&mut self, seconds: f64, w: &mut WakeCalls) {
+        if seconds <= 0.0 {
+            return;
+        }
+        let dt = self.st.world.dt_s();
+        let charge = (seconds / dt).round() * dt;
+        self.st.counters.charged_s += charge;
+        w.time_s += charge;
+        self.advance(charge);
+    }
+
+    /// The end code when the next call may not be made: `limit_model_calls` at the model
+    /// file's `calls_per_run`, `budget` when the call could pass a cap (its estimate: the
+    /// history, the new blocks and a full reply).
+    fn refused_before_call(&self, blocks: &[Block]) -> Option<&'static str> {
+        let session = self.session.as_deref()?;
+        let c = &self.st.counters;
+        if self.opts.calls_per_run.is_some_and(|n| c.model_calls >= n) {
+            return Some("limit_model_calls");
+        }
+        let est = session.estimate(blocks);
+        if c.tokens + total_tokens(&est) > self.limits.tokens || c.usd + session.usd(&est) > self.limits.usd {
+            return Some("budget");
+        }
+        None
+    }
+
+    /// Makes one model call, writing `model_send`, then each `model_retry` and `model_wait` as
+    /// it happens, and `model_error` for a call without a reply.
+    fn call(&mut self, blocks: &[Block], wake_time_s: f64) -> Option<Result<Reply, ModelError>> {
+        let limit_s = self.call_limit_s(wake_time_s);
+        let session = self.session.as_mut()?;
+        let st = &mut self.st;
+        st.counters.model_calls += 1;
+        let call = st.counters.model_calls;
+        let t = st.t();
+        st.log(Row::ModelSend(ModelSendRow {
+            t,
+            wall: wall_now(),
+            call,
+            wake: st.wake,
+            blocks: row_blocks(blocks),
+        }));
+        let mut report = |e: CallEvent| {
+            let row = match e {
+                CallEvent::Retry { try_n, wait_s, cause } => {
+                    Row::ModelRetry(ModelRetryRow { t, wall: wall_now(), call, try_n, wait_s, cause })
+                }
+                CallEvent::Wait { wait_s, cause } => {
+                    Row::ModelWait(ModelWaitRow { t, wall: wall_now(), wait_s, cause })
+                }
+            };
+            st.log(row);
+        };
+        let result = session.send(blocks, &mut CallCtx { limit_s, report: &mut report });
+        if let Err(e) = &result {
+            let st = &mut self.st;
+            add_repairs(&mut st.counters, &e.repairs);
+            st.log(Row::ModelError(ModelErrorRow {
+                t,
+                wall: wall_now(),
+                call,
+                kind: e.kind,
+                error: e.message.clone(),
+                latency_s: e.latency_s,
+                repairs: e.repairs,
+            }));
+        }
+        Some(result)
+    }
+
+    /// Counts a reply's tokens, cost and repairs and writes its `model_reply` row.
+    fn log_reply(&mut self, reply: &Reply) {
+        let usd = self.session.as_deref().map_or(0.0, |s| s.usd(&reply.usage));
+        let c = &mut self.st.counters;
+        c.usd += usd;
+        c.tokens += total_tokens(&reply.usage);
+        c.input_tokens += reply.usage.input_tokens;
+        c.output_tokens += reply.usage.output_tokens;
+        c.cache_read_tokens += reply.usage.cache_read_tokens;
+        c.cache_write_tokens += reply.usage.cache_write_tokens;
+        add_repairs(c, &reply.repairs);
+        if reply.reasoning.is_some() {
+            c.reasoning_replies += 1;
+        } else if reply.reasoning_hidden {
+            c.hidden_reasoning_replies += 1;
+        }
+        let call = c.model_calls;
+        self.st.log(Row::ModelReply(ModelReplyRow {
+            t: self.st.t(),
+            wall: wall_now(),
+            call,
+            latency_s: reply.latency_s,
+            stop: reply.stop,
+            text: reply.text.clone(),
+            reasoning: reply.reasoning.clone(),
+            reasoning_hidden: reply.reasoning_hidden,
+            tool_calls: reply.tool_calls.clone(),
+            usage: reply.usage,
+            usd,
+            repairs: reply.repairs,
+        }));
+    }
+
+    /// Runs the tool calls of a reply; the results (and pictures) for the next call, or `None`
+    /// when the wake-up or the run ends.
+    fn act(&mut self, reply: &Reply, w: &mut WakeCalls) -> Option<Vec<Block>> {
+        let wake = self.st.wake;
+        let mut results = Vec::new();
+        let mut images = Vec::new();
+        for c in &reply.tool_calls {
+            if self.st.counters.tool_calls >= u64::from(self.limits.tool_calls) {
+                self.end = Some("limit_tool_calls".into());
+                return None;
+            }
+            w.tool_calls += 1;
+            self.st.counters.tool_calls += 1;
+            let out = if w.tool_calls > u64::from(self.limits.tool_calls_per_wake) {
+                crate::tools::exec::ToolOutcome {
+                    result: json!({"error": format!("this wake-up reached its limit of {} tool calls: end your turn with a short text", self.limits.tool_calls_per_wake)}),
+                    is_error: true,
+                    image: None,
+                }
+            } else {
+                crate::tools::exec::execute(&mut self.st, &self.tools, &c.name, &c.arguments)
+            };
+            let result_map = out.result.as_object().cloned().unwrap_or_default();
+            self.st.log(Row::Tool(ToolRow {
+                t: self.st.t(),
+                wall: wall_now(),
+                wake,
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+                result: result_map,
+                error: out.is_error,
+            }));
+            if self.st.truth_read.is_some() {
+                self.end = Some("truth_read".into());
+                return None;
+            }
+            results.push(Block::ToolResult {
+                call_id: c.id.clone(),
+                content: out.result.to_string(),
+                is_error: out.is_error,
+            });
+            if let Some(f) = out.image {
+                images.push(Block::Image { frame: f.id, png: f.png });
+            }
+        }
+        if w.tool_calls > u64::from(self.limits.tool_calls_per_wake) + 4 {
+            // The planner ignores the per-wake limit: end the wake-up.
+            return None;
+        }
+        results.extend(images);
+        Some(results)
+    }
+}
+
+/// The counts of one wake-up's calls.
+#[derive(Debug, Default)]
+struct WakeCalls {
+    /// Tool calls in this wake-up.
+    tool_calls: u64,
+    /// Reminders sent in this wake-up.
+    reminders: u32,
+    /// Call time charged in this wake-up, s.
+    time_s: f64,
+}
+
+/// Every token of a usage: input, output, cache read and cache write (counted the same way in
+/// the budget, the `end` row and a cut-off run's partial score).
+pub fn total_tokens(u: &Usage) -> u64 {
+    u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
+}
+
+fn add_repairs(c: &mut crate::run::state::Counters, r: &Repairs) {
+    c.fallback_protocol += r.fallback_protocol;
+    c.pictures_dropped += r.pictures_dropped;
 }
 
 impl Loop<'_> {
@@ -217,10 +308,6 @@ impl Loop<'_> {
             self.model_error_at = Some(self.st.t() + MODEL_ERROR_WAKE_S);
         }
     }
-}
-
-fn session_usd(session: Option<&dyn crate::planner::Session>, usage: &crate::runlog::rows::Usage) -> f64 {
-    session.map_or(0.0, |s| s.usd(usage))
 }
 
 fn row_blocks(blocks: &[Block]) -> Vec<RowBlock> {

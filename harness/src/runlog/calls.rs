@@ -68,6 +68,37 @@ pub struct Usage {
     pub cache_write_tokens: u64,
 }
 
+/// The repairs of one model call (each is counted in the score).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Repairs {
+    /// Tool calls read from the reply's text.
+    pub fallback_protocol: u64,
+    /// Pictures replaced by one line of text.
+    pub pictures_dropped: u64,
+}
+
+impl Repairs {
+    /// True when nothing was repaired.
+    pub fn is_empty(&self) -> bool {
+        *self == Repairs::default()
+    }
+}
+
+/// What kind of failure a model call without a reply was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelErrorKind {
+    /// No usable reply after the tries (status, connection, timeout, malformed reply).
+    NoReply,
+    /// Cut at the call's time limit (the limit is charged).
+    TimeLimit,
+    /// Refused by a limit of the model file or the session (a missing key).
+    Limit,
+    /// Refused by a budget cap.
+    Budget,
+}
+
 /// The reply of one model call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -87,10 +118,18 @@ pub struct ModelReplyRow {
     /// The reasoning text, apart from the answer, or null.
     #[serde(deserialize_with = "nullable")]
     pub reasoning: Option<String>,
+    /// The model reasoned but gave no reasoning text.
+    #[serde(default)]
+    pub reasoning_hidden: bool,
     /// The tool calls.
     pub tool_calls: Vec<ToolCall>,
     /// The token counts.
     pub usage: Usage,
+    /// The estimated cost of the call, USD (from the model file's prices).
+    pub usd: f64,
+    /// The repairs of the call.
+    #[serde(default)]
+    pub repairs: Repairs,
 }
 
 /// A model call that gave no reply.
@@ -103,10 +142,15 @@ pub struct ModelErrorRow {
     pub wall: f64,
     /// The call number.
     pub call: u64,
+    /// What kind of failure.
+    pub kind: ModelErrorKind,
     /// What went wrong.
     pub error: String,
-    /// The time of the call, s.
+    /// The time charged on the mission clock, s (the limit of a cut call, else 0).
     pub latency_s: f64,
+    /// The repairs of the call.
+    #[serde(default)]
+    pub repairs: Repairs,
 }
 
 /// A new try of a model call.

@@ -153,15 +153,17 @@ words!(PlanSource { PlanChecker => "plan_checker", Harness => "harness" });
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReasoningLogged {
-    /// No reasoning to log: no model, or the model gave no reasoning text (the default).
+    /// The model offered no reasoning: none came back and none was counted (the default; also
+    /// runs without a model).
     #[default]
-    None,
+    NotOffered,
     /// The reasoning text is logged in `reasoning`, apart from the answer.
-    Separate,
-    /// The model reasoned (it counted reasoning tokens) but the provider gave no text.
+    Present,
+    /// The model reasoned (it counted reasoning tokens, or sent redacted thinking) but the
+    /// provider gave no text.
     Absent,
 }
-words!(ReasoningLogged { None => "none", Separate => "separate", Absent => "absent" });
+words!(ReasoningLogged { NotOffered => "not_offered", Present => "present", Absent => "absent" });
 
 #[cfg(test)]
 mod tests {
@@ -175,6 +177,9 @@ mod tests {
         check(Stop::ToolUse.as_str(), serde_json::to_value(Stop::ToolUse).unwrap());
         check(PlanSource::PlanChecker.as_str(), serde_json::to_value(PlanSource::PlanChecker).unwrap());
         check(BlockKind::ToolResult.as_str(), serde_json::to_value(BlockKind::ToolResult).unwrap());
-        check(ReasoningLogged::None.as_str(), serde_json::to_value(ReasoningLogged::None).unwrap());
+        check(
+            ReasoningLogged::NotOffered.as_str(),
+            serde_json::to_value(ReasoningLogged::NotOffered).unwrap(),
+        );
     }
 }

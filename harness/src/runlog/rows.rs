@@ -19,7 +19,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 pub use super::calls::{
-    Block, ModelErrorRow, ModelReplyRow, ModelRetryRow, ModelSendRow, ModelWaitRow, ToolCall, ToolRow, Usage,
+    Block, ModelErrorKind, ModelErrorRow, ModelReplyRow, ModelRetryRow, ModelSendRow, ModelWaitRow, Repairs,
+    ToolCall, ToolRow, Usage,
 };
 pub use super::kinds::{
     BlockKind, Mode, PlanSource, Profile, ReasoningLogged, Stop, View, WakeReason, World,

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::kinds::{Mode, Profile, ReasoningLogged};
-use super::rows::Row;
+use super::rows::{Row, Usage};
 use super::validate::find_run_folders;
 use super::RUN_FILE;
 
@@ -50,8 +50,10 @@ pub struct Score {
     pub wake_ups: u64,
     /// Tool calls of the planner.
     pub tool_calls: u64,
-    /// Tokens of all model calls (input, output and cache).
+    /// Tokens of all model calls: input, output, cache read and cache write.
     pub tokens: u64,
+    /// The same tokens by kind.
+    pub usage: Usage,
     /// The estimated cost, USD.
     pub usd: f64,
     /// Uses of ask_operator.
@@ -116,21 +118,35 @@ fn load_one(folder: &Path, name: String) -> Option<ScoreLine> {
     let Some(Row::Run(run)) = rows.next() else { return None };
     let mut partial = Score { profile: run.profile, end: INCOMPLETE.into(), ..Score::default() };
     let mut last = None;
+    let (mut text_replies, mut hidden_replies) = (0, 0);
     for row in rows {
         partial.time_s = partial.time_s.max(row.t());
         match &row {
             Row::Wake(_) => partial.wake_ups += 1,
             Row::Tool(_) => partial.tool_calls += 1,
-            Row::ModelError(_) => partial.model_errors += 1,
+            Row::ModelError(e) => {
+                partial.model_errors += 1;
+                partial.fallback_protocol += e.repairs.fallback_protocol;
+                partial.pictures_dropped += e.repairs.pictures_dropped;
+            }
             Row::ModelReply(reply) => {
                 let u = reply.usage;
-                partial.tokens +=
-                    u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+                partial.tokens += crate::run::total_tokens(&u);
+                partial.usage.input_tokens += u.input_tokens;
+                partial.usage.output_tokens += u.output_tokens;
+                partial.usage.cache_read_tokens += u.cache_read_tokens;
+                partial.usage.cache_write_tokens += u.cache_write_tokens;
+                partial.usd += reply.usd;
+                partial.fallback_protocol += reply.repairs.fallback_protocol;
+                partial.pictures_dropped += reply.repairs.pictures_dropped;
+                text_replies += u64::from(reply.reasoning.is_some());
+                hidden_replies += u64::from(reply.reasoning_hidden);
             }
             _ => {}
         }
         last = Some(row);
     }
+    partial.reasoning_logged = crate::run::outcome::reasoning_logged(text_replies, hidden_replies);
     let score = match last {
         Some(Row::End(end)) => end.score,
         _ => partial,

@@ -42,8 +42,11 @@ pub(crate) fn header(sf: &ScenarioFile) -> Result<(), Fault> {
             ),
         ));
     }
-    if !(1..=2).contains(&sf.tier) {
-        return Err(fault("tier", format!("unknown tier {}; expected one of 1, 2", sf.tier)));
+    if sf.tier < 1 {
+        return Err(fault(
+            "tier",
+            format!("tier {} is not a tier; tiers are labels, integers of 1 or more", sf.tier),
+        ));
     }
     for (key, text) in [("title", &sf.title), ("instruction", &sf.instruction)] {
         if text.trim().is_empty() {
@@ -128,6 +131,7 @@ pub(crate) fn build(sf: ScenarioFile, file: &Path, map: Arc<Map>) -> Result<Scen
         events,
         operator: sf.operator,
         limits: sf.limits,
+        limits_given: Default::default(),
         server: sf.server,
         skills: sf.skills,
         local_planner: sf.local_planner,

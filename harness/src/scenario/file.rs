@@ -29,7 +29,7 @@ pub(crate) fn default_local_planner() -> String {
 pub(crate) struct ScenarioFile {
     pub schema: String,
     pub id: String,
-    pub tier: u8,
+    pub tier: u32,
     pub title: String,
     #[serde(default, deserialize_with = "present")]
     pub notes: Option<String>,
@@ -226,7 +226,7 @@ impl EventFile {
 pub(crate) struct ScenarioOut<'a> {
     pub schema: &'a str,
     pub id: &'a str,
-    pub tier: u8,
+    pub tier: u32,
     pub title: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notes: Option<&'a str>,

@@ -71,8 +71,8 @@ pub struct Scenario {
     /// The name: letters, digits, `_` and `-`, no `__`; unique in one load. Shipped scenarios
     /// are `scenarios/<id>.json`.
     pub id: String,
-    /// The tier: 1 (no objects) or 2 (objects in the way).
-    pub tier: u8,
+    /// The tier, a label of 1 or more (the shipped suite: 1 no objects, 2 objects in the way).
+    pub tier: u32,
     /// A short title.
     pub title: String,
     /// Notes for people: what the scenario tests and what its limits must allow.
@@ -97,6 +97,9 @@ pub struct Scenario {
     pub operator: Option<Operator>,
     /// The run limits (defaults where the file gives none).
     pub limits: Limits,
+    /// The keys of `limits` the file gives (a model file's call limits apply only where the
+    /// scenario gives none).
+    pub limits_given: std::collections::BTreeSet<String>,
     /// Options of the skill server.
     pub server: ServerOptions,
     /// Folders of learned skills; always empty until plugins exist.
@@ -269,7 +272,12 @@ impl<'a> Loader<'a> {
         let sf = read_file_form(text).map_err(invalid)?;
         check::header(&sf).map_err(invalid)?;
         let map = self.map(&sf.map).map_err(|m| invalid(("map".into(), m)))?;
-        check::build(sf, file, map).map_err(invalid)
+        let mut sc = check::build(sf, file, map).map_err(invalid)?;
+        sc.limits_given = serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|v| v.get("limits").and_then(|l| l.as_object()).map(|o| o.keys().cloned().collect()))
+            .unwrap_or_default();
+        Ok(sc)
     }
 
     /// The map of that name, loaded once; the error is the message for the key `map`.

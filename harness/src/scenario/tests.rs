@@ -123,7 +123,7 @@ fn start_pose_is_read_and_checked() {
 #[test]
 fn errors_are_one_line_with_a_json_path() {
     let cases = [
-        ("tier", "3", "x.json: at tier: unknown tier 3; expected one of 1, 2"),
+        ("tier", "0", "x.json: at tier: tier 0 is not a tier; tiers are labels, integers of 1 or more"),
         ("tier", "\"one\"", "x.json: at tier: invalid type: string \"one\", expected an integer of 0 or more"),
         ("condition", "\"icy\"", "x.json: at condition: unknown condition \"icy\"; expected one of dry, wet"),
         ("recovery", r#"{"mode": "auto"}"#, "x.json: at recovery.mode: unknown recovery mode \"auto\"; expected one of off, menu"),

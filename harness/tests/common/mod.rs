@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use acres_harness::planner::{Block, Client, ModelError, Reply, Session};
+use acres_harness::planner::{Block, CallCtx, Client, ModelError, Reply, Session};
 use acres_harness::run::{run_scenario, Planner, RunOptions, RunOutcome};
 use acres_harness::runlog::rows::{Mode, Profile, Row, Stop, ToolCall, ToolDef, Usage};
 use acres_harness::scenario;
@@ -28,15 +28,24 @@ pub struct FnClient {
 pub struct FnSession {
     brain: Brain,
     calls: usize,
+    last: Usage,
 }
 
 impl Session for FnSession {
-    fn send(&mut self, blocks: &[Block]) -> Result<Reply, ModelError> {
+    fn send(&mut self, blocks: &[Block], _ctx: &mut CallCtx) -> Result<Reply, ModelError> {
         self.calls += 1;
-        (self.brain)(self.calls, blocks)
+        let r = (self.brain)(self.calls, blocks);
+        if let Ok(reply) = &r {
+            self.last = reply.usage;
+        }
+        r
     }
     fn usd(&self, usage: &Usage) -> f64 {
         usage.output_tokens as f64 * 1e-3
+    }
+    /// The test sessions estimate the next call as the last one.
+    fn estimate(&self, _blocks: &[Block]) -> Usage {
+        self.last
     }
 }
 
@@ -44,9 +53,9 @@ impl Client for FnClient {
     fn name(&self) -> &str {
         "test"
     }
-    fn start(&self, _system: &str, _tools: &[ToolDef]) -> Box<dyn Session> {
+    fn start(&self, _system: &str, _tools: &[ToolDef]) -> Result<Box<dyn Session>, ModelError> {
         let brain = self.brain.lock().unwrap().take().expect("one session per client");
-        Box::new(FnSession { brain, calls: 0 })
+        Ok(Box::new(FnSession { brain, calls: 0, last: Usage::default() }))
     }
 }
 
@@ -57,14 +66,7 @@ pub fn reply(calls: Vec<(&str, Value)>, latency_s: f64) -> Reply {
         .map(|(i, (n, a))| ToolCall { id: format!("c{i}"), name: n.into(), arguments: a })
         .collect();
     let stop = if tool_calls.is_empty() { Stop::End } else { Stop::ToolUse };
-    Reply {
-        text: if tool_calls.is_empty() { "ok".into() } else { String::new() },
-        reasoning: None,
-        tool_calls,
-        stop,
-        usage: Usage::default(),
-        latency_s,
-    }
+    Reply { tool_calls, stop, ..Reply::text(if stop == Stop::End { "ok" } else { "" }, latency_s) }
 }
 
 pub fn end_turn() -> Reply {
@@ -152,7 +154,7 @@ pub fn run_with(name: &str, extra: Value, mode: Mode, profile: Profile, brain: B
         recovery_mode: None,
         recovery_options: Vec::new(),
         model: "test".into(),
-        model_file: None,
+        ..RunOptions::new(out.clone())
     };
     let client = FnClient { brain: Arc::new(Mutex::new(Some(brain))) };
     let outcome = run_scenario(&sc, &opts, Planner::Model(&client), table).unwrap();
