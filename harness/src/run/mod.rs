@@ -17,7 +17,7 @@ pub mod wake;
 mod step;
 mod turn;
 
-pub use self::turn::total_tokens;
+pub use self::turn::{total_tokens, REMINDER};
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;

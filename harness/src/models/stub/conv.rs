@@ -63,6 +63,9 @@ pub struct Request {
     /// The size of the history (messages and content parts): it only grows within a session,
     /// so a smaller one is a new session with the same first messages.
     pub size: usize,
+    /// The first wake-up message of the whole history (the start), for a player that joins
+    /// after scripted turns.
+    pub first_wake: Option<String>,
 }
 
 #[derive(Default)]
@@ -183,6 +186,12 @@ fn play(conv: &mut Conv, req: &Request, then: Then) -> Answer {
     let mut blocks: Vec<Block> =
         req.blocks.iter().filter(|b| !matches!(b, Block::ToolResult { .. })).cloned().collect();
     blocks.splice(0..0, std::mem::take(&mut conv.collected));
+    if conv.player.is_none() {
+        // A player that joins after scripted turns (or failed calls) starts from the start.
+        if let Some(w) = &req.first_wake {
+            blocks = vec![Block::Text(w.clone())];
+        }
+    }
     let player = conv.player.get_or_insert_with(|| {
         let tools: Vec<crate::runlog::rows::ToolDef> = req
             .tool_names

@@ -136,8 +136,9 @@ async fn handle(shared: Arc<Shared>, req: HttpRequest<Incoming>) -> Result<Reply
     let path = req.uri().path().to_string();
     let method = req.method().clone();
     let anthropic = req.headers().contains_key("anthropic-version") || path == "/v1/messages";
+    let key_sent = req.headers().contains_key("authorization") || req.headers().contains_key("x-api-key");
     let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-    record(&shared, &method, &path, &body);
+    record(&shared, &method, &path, &body, key_sent);
     if method == hyper::Method::GET && (path == "/v1/models" || path == "/models") {
         let data = if anthropic {
             json!({"data": [{"type": "model", "id": shared.model, "display_name": shared.model, "created_at": "2026-01-01T00:00:00Z"}], "has_more": false, "first_id": shared.model, "last_id": shared.model})
@@ -195,13 +196,16 @@ async fn handle(shared: Arc<Shared>, req: HttpRequest<Incoming>) -> Result<Reply
     }
 }
 
-/// Appends `{"path", "method", "body"}` to the record file; the body as received (parsed JSON, or
-/// the text when it is not JSON). No header is recorded, so no key is.
-fn record(shared: &Shared, method: &hyper::Method, path: &str, body: &[u8]) {
+/// Appends `{"t", "method", "path", "key_sent", "body"}` to the record file: the arrival time
+/// (UNIX seconds), whether a key header came (never its value), and the body as received
+/// (parsed JSON, or the text when it is not JSON).
+fn record(shared: &Shared, method: &hyper::Method, path: &str, body: &[u8], key_sent: bool) {
     let Some(f) = &shared.record else { return };
     let body_v =
         serde_json::from_slice::<Value>(body).unwrap_or_else(|_| json!(String::from_utf8_lossy(body)));
-    let line = json!({"method": method.as_str(), "path": path, "body": body_v});
+    let t =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let line = json!({"t": t, "method": method.as_str(), "path": path, "key_sent": key_sent, "body": body_v});
     if let Ok(mut f) = f.lock() {
         let _ = writeln!(f, "{line}");
         let _ = f.flush();

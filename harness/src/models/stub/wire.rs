@@ -19,6 +19,18 @@ fn user_blocks(text: &str, out: &mut Vec<Block>) {
     }
 }
 
+/// The first user text that is a wake-up message.
+fn first_wake(msgs: &[Value]) -> Option<String> {
+    msgs.iter().filter(|m| m["role"] == "user").find_map(|m| {
+        let texts: Vec<String> = match &m["content"] {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) => a.iter().filter_map(|p| p["text"].as_str().map(String::from)).collect(),
+            _ => Vec::new(),
+        };
+        texts.into_iter().find(|t| t.starts_with("Wake-up"))
+    })
+}
+
 /// Reads an OpenAI chat-completions request.
 pub fn openai_request(body: &Value) -> Request {
     let msgs = body["messages"].as_array().cloned().unwrap_or_default();
@@ -53,6 +65,7 @@ pub fn openai_request(body: &Value) -> Request {
         native_tools: !tools.is_empty(),
         tool_names: tools.iter().filter_map(|t| t["function"]["name"].as_str().map(String::from)).collect(),
         size: history_size(&msgs),
+        first_wake: first_wake(&msgs),
     }
 }
 
@@ -60,7 +73,12 @@ pub fn openai_request(body: &Value) -> Request {
 pub fn anthropic_request(body: &Value) -> Request {
     let msgs = body["messages"].as_array().cloned().unwrap_or_default();
     let mut first = vec![content_text(&body["system"])];
-    first.extend(msgs.iter().take(1).map(|m| content_text(&m["content"])));
+    // Only the first block of the first user turn: later user turns merge into it after a call
+    // without a reply, and the conversation must keep its key.
+    first.extend(msgs.iter().take(1).map(|m| match &m["content"] {
+        Value::Array(a) => a.first().map_or(String::new(), |p| p["text"].as_str().unwrap_or("").to_string()),
+        c => content_text(c),
+    }));
     let last_assistant = msgs.iter().rposition(|m| m["role"] == "assistant").map_or(0, |i| i + 1);
     let mut blocks = Vec::new();
     for m in &msgs[last_assistant..] {
@@ -89,6 +107,7 @@ pub fn anthropic_request(body: &Value) -> Request {
         native_tools: !tools.is_empty(),
         tool_names: tools.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect(),
         size: history_size(&msgs),
+        first_wake: first_wake(&msgs),
     }
 }
 
