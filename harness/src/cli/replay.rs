@@ -52,6 +52,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
                     latency_s: r.latency_s,
                     repairs: r.repairs,
                 },
+                usd: r.usd,
                 events: std::mem::take(&mut events),
             }),
             // A session that did not start has call 0: it is not a call to play back.

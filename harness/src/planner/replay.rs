@@ -15,6 +15,8 @@ pub enum Recorded {
     Reply {
         /// The reply.
         reply: Reply,
+        /// Its recorded cost, USD.
+        usd: f64,
         /// Its new tries and waits, replayed as rows (no time passes).
         events: Vec<CallEvent>,
     },
@@ -57,20 +59,27 @@ impl Client for ReplayClient {
         &self.name
     }
     fn start(&self, _system: &str, _tools: &[ToolDef]) -> Result<Box<dyn Session>, ModelError> {
-        Ok(Box::new(ReplaySession { calls: self.calls.clone(), budget_at_end: self.budget_at_end }))
+        Ok(Box::new(ReplaySession {
+            calls: self.calls.clone(),
+            budget_at_end: self.budget_at_end,
+            last_usd: 0.0,
+        }))
     }
 }
 
 struct ReplaySession {
     calls: Arc<Mutex<VecDeque<Recorded>>>,
     budget_at_end: bool,
+    /// The recorded cost of the reply just played (asked right after it).
+    last_usd: f64,
 }
 
 impl Session for ReplaySession {
     fn send(&mut self, _blocks: &[Block], ctx: &mut CallCtx) -> Result<Reply, ModelError> {
         let next = self.calls.lock().ok().and_then(|mut c| c.pop_front());
         match next {
-            Some(Recorded::Reply { reply, events }) => {
+            Some(Recorded::Reply { reply, usd, events }) => {
+                self.last_usd = usd;
                 for e in events {
                     (ctx.report)(e);
                 }
@@ -84,6 +93,10 @@ impl Session for ReplaySession {
             }
             None => Ok(Reply::text("(the recording has no more calls)", 0.0)),
         }
+    }
+
+    fn usd(&self, _usage: &Usage) -> f64 {
+        self.last_usd
     }
 
     fn estimate(&self, _blocks: &[Block]) -> Usage {

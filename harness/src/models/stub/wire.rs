@@ -8,8 +8,23 @@ use super::conv::{content_text, history_size, text_result, Answer, Request};
 use crate::planner::Block;
 use crate::runlog::rows::Stop;
 
-fn key(parts: &[String]) -> String {
-    parts.join("\u{1f}")
+fn key(protocol: &str, parts: &[String]) -> String {
+    format!("{protocol}\u{1f}{}", parts.join("\u{1f}"))
+}
+
+/// The tool names of a request: its native tools, else those the text protocol lists in the
+/// system text (after `The tools:`).
+fn tool_names(native: Vec<String>, system: &str) -> Vec<String> {
+    if !native.is_empty() {
+        return native;
+    }
+    let Some((_, list)) = system.split_once("The tools:\n") else { return native };
+    serde_json::from_str::<Value>(list.trim())
+        .ok()
+        .and_then(|v| {
+            v.as_array().map(|a| a.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect())
+        })
+        .unwrap_or_default()
 }
 
 fn user_blocks(text: &str, out: &mut Vec<Block>) {
@@ -59,11 +74,14 @@ pub fn openai_request(body: &Value) -> Request {
     }
     let tools = body["tools"].as_array().cloned().unwrap_or_default();
     Request {
-        key: key(&first),
+        key: key("openai", &first),
         blocks,
         has_pictures: body.to_string().contains("\"image_url\""),
         native_tools: !tools.is_empty(),
-        tool_names: tools.iter().filter_map(|t| t["function"]["name"].as_str().map(String::from)).collect(),
+        tool_names: tool_names(
+            tools.iter().filter_map(|t| t["function"]["name"].as_str().map(String::from)).collect(),
+            &first[0],
+        ),
         size: history_size(&msgs),
         first_wake: first_wake(&msgs),
     }
@@ -101,11 +119,14 @@ pub fn anthropic_request(body: &Value) -> Request {
     }
     let tools = body["tools"].as_array().cloned().unwrap_or_default();
     Request {
-        key: key(&first),
+        key: key("anthropic", &first),
         blocks,
         has_pictures: body.to_string().contains("\"type\":\"image\""),
         native_tools: !tools.is_empty(),
-        tool_names: tools.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect(),
+        tool_names: tool_names(
+            tools.iter().filter_map(|t| t["name"].as_str().map(String::from)).collect(),
+            &first[0],
+        ),
         size: history_size(&msgs),
         first_wake: first_wake(&msgs),
     }

@@ -1,0 +1,350 @@
+//! The model clients on whole suites and across processes: the shipped scenarios through the stub
+//! server for both protocols and every model mode, the text protocol, `calls_per_minute` across
+//! two worker processes, a canary key, replay with the server stopped, `models --config`, and
+//! the wire shape of requests pinned by snapshots.
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use acres_harness::runlog::rows::Row;
+use common::stub::*;
+
+fn run_args<'a>(
+    scenario: &'a str,
+    model: &'a str,
+    mode: &'a str,
+    out: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut v =
+        vec!["run", "--scenario", scenario, "--model", model, "--mode", mode, "--out", out, "--quiet"];
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn the_shipped_suite_succeeds_through_the_stub_for_both_protocols_in_every_model_mode() {
+    let dir = tmp("suite");
+    let stub = StubProc::start(&dir, json!({"then": "scripted"}));
+    for proto in [Proto::OpenAi, Proto::Anthropic] {
+        let mf = model_file(&dir, &format!("m_{proto:?}"), proto, &stub.url, "", "");
+        for mode in ["text", "visual", "checked"] {
+            let out = dir.join(format!("runs_{proto:?}"));
+            let o = harness(&run_args(
+                "scenarios",
+                mf.to_str().unwrap(),
+                mode,
+                out.to_str().unwrap(),
+                &["--workers", "2"],
+            ));
+            assert!(o.status.success(), "{proto:?} {mode}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        let out = dir.join(format!("runs_{proto:?}"));
+        let v = harness(&["validate", out.to_str().unwrap()]);
+        assert!(
+            String::from_utf8_lossy(&v.stdout).contains("30 run folders agree"),
+            "{}",
+            String::from_utf8_lossy(&v.stdout)
+        );
+        let s = harness(&["score", out.to_str().unwrap(), "--json"]);
+        let scores: Value = serde_json::from_slice(&s.stdout).unwrap();
+        for line in scores.as_array().unwrap() {
+            let sc = &line["score"];
+            assert_eq!(sc["success"], true, "{line}");
+            for k in ["reminders", "schema_errors", "fallback_protocol", "pictures_dropped", "model_errors"] {
+                assert_eq!(sc[k], 0, "{proto:?}: a pipeline free of errors repairs nothing: {line}");
+            }
+            assert!(sc["tokens"].as_u64().unwrap() > 0);
+            assert!(sc["usd"].as_f64().unwrap() > 0.0);
+        }
+    }
+}
+
+#[test]
+fn a_model_without_native_tools_plays_the_text_protocol() {
+    for proto in [Proto::OpenAi, Proto::Anthropic] {
+        let (rows, reqs, o) = run_stub(
+            &format!("textproto_{proto:?}"),
+            proto,
+            json!({"then": "scripted"}),
+            "scenarios/t1_02_three_fields_deadline.json",
+            "checked",
+            "",
+            "[capabilities]\ntools = false",
+        );
+        assert!(o.status.success(), "{proto:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let end = end_of(&rows);
+        let tool_rows = rows.iter().filter(|r| matches!(r, Row::Tool(_))).count() as u64;
+        assert_eq!(end.score.fallback_protocol, tool_rows, "{proto:?}: every call came as text");
+        assert!(reqs.iter().all(|r| r["body"].get("tools").is_none()), "no native tools are declared");
+        let system = match proto {
+            Proto::OpenAi => reqs[0]["body"]["messages"][0]["content"].as_str().unwrap().to_string(),
+            Proto::Anthropic => reqs[0]["body"]["system"].as_str().unwrap().to_string(),
+        };
+        assert!(system.contains("answer with exactly one JSON object"), "{system}");
+    }
+}
+
+#[test]
+fn calls_per_minute_holds_across_two_worker_processes() {
+    let dir = tmp("perminute");
+    // Three calls per run; two runs in two processes; at most four requests in any 60 s.
+    let turns = json!([
+        {"tool_calls": [{"name": "read", "arguments": {"what": "vehicle"}}]},
+        {"tool_calls": [{"name": "read", "arguments": {"what": "budget"}}]},
+        {"content": "Nothing more."}
+    ]);
+    let stub = StubProc::start(&dir, json!({"then": "done", "turns": turns}));
+    let mf = model_file(&dir, "gated", Proto::OpenAi, &stub.url, "", "[limits]\ncalls_per_minute = 4");
+    let out = dir.join("runs");
+    let t0 = std::time::Instant::now();
+    let o = harness(&run_args(
+        "scenarios/t1_01_one_field.json",
+        mf.to_str().unwrap(),
+        "text",
+        out.to_str().unwrap(),
+        &["--scenario", "scenarios/t1_02_three_fields_deadline.json", "--workers", "2"],
+    ));
+    let _ = o;
+    let times: Vec<f64> = stub.requests().iter().map(|r| r["t"].as_f64().unwrap()).collect();
+    assert_eq!(times.len(), 6, "three calls in each of the two runs");
+    for (i, a) in times.iter().enumerate() {
+        let in_window = times[i..].iter().filter(|b| **b - a < 60.0).count();
+        assert!(in_window <= 4, "{in_window} requests within 60 s of request {i}: {times:?}");
+    }
+    assert!(times[4] - times[0] >= 59.9, "the fifth request waited for the window: {times:?}");
+    assert!(t0.elapsed().as_secs_f64() >= 59.9);
+    let waits: usize = std::fs::read_dir(&out)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            rows_of(&e.path())
+                .iter()
+                .filter(|r| matches!(r, Row::ModelWait(w) if w.cause == "calls_per_minute"))
+                .count()
+        })
+        .sum();
+    assert!(waits >= 1, "the gate's waits are in the run folders as model_wait rows");
+    // The world is held at the gate: a run whose request waited charged only the answers.
+    for e in std::fs::read_dir(&out).unwrap().flatten() {
+        let rows = rows_of(&e.path());
+        assert!((end_of(&rows).score.charged_s - expected_charge_s(&rows)).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn a_canary_key_reaches_the_server_and_no_file_of_the_run_folder() {
+    let canary = "sk-acres-canary-7f3a9c2e41d8";
+    let dir = tmp("canary");
+    let stub = StubProc::start(&dir, json!({"then": "scripted"}));
+    for proto in [Proto::OpenAi, Proto::Anthropic] {
+        let mf = model_file(
+            &dir,
+            &format!("k_{proto:?}"),
+            proto,
+            &stub.url,
+            "api_key_env = \"ACRES_TEST_CANARY_KEY\"",
+            "",
+        );
+        let out = dir.join("runs");
+        let o = std::process::Command::new(bin())
+            .args(run_args(
+                "scenarios/t2_06_truck_on_the_lane.json",
+                mf.to_str().unwrap(),
+                "visual",
+                out.to_str().unwrap(),
+                &[],
+            ))
+            .current_dir(common::root())
+            .env("ACRES_TEST_CANARY_KEY", canary)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(!String::from_utf8_lossy(&o.stderr).contains(canary));
+    }
+    assert!(stub.requests().iter().all(|r| r["key_sent"] == true), "every request carried the key");
+    let mut files = 0;
+    let mut stack = vec![dir.join("runs")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files += 1;
+                let bytes = std::fs::read(&p).unwrap();
+                let hit = bytes.windows(canary.len()).any(|w| w == canary.as_bytes());
+                assert!(!hit, "{} holds the key", p.display());
+            }
+        }
+    }
+    assert!(files > 10, "the run folders have their rows and frames ({files} files)");
+    // Without the variable, the run is refused before it starts.
+    let mf = dir.join("k_OpenAi.toml");
+    let out = dir.join("refused");
+    let o = harness(&run_args(
+        "scenarios/t1_01_one_field.json",
+        mf.to_str().unwrap(),
+        "text",
+        out.to_str().unwrap(),
+        &[],
+    ));
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the environment variable ACRES_TEST_CANARY_KEY is not set"), "{err}");
+    assert!(!out.exists(), "no run folder for a refused run");
+}
+
+#[test]
+fn replay_of_a_stub_run_needs_no_server() {
+    let dir = tmp("replay");
+    // The first call is cut at its limit; the next one is refused once with a 429.
+    let turns =
+        json!([{"fault": "delay", "delay_s": 2.0}, {"fault": "status", "status": 429, "retry_after_s": 0.2}]);
+    let mut stub = StubProc::start(&dir, json!({"then": "scripted", "turns": turns}));
+    let mf = model_file(&dir, "r", Proto::Anthropic, &stub.url, "call_timeout_s = 1.0", "");
+    let out = dir.join("runs");
+    let o = harness(&run_args(
+        "scenarios/t2_06_truck_on_the_lane.json",
+        mf.to_str().unwrap(),
+        "checked",
+        out.to_str().unwrap(),
+        &[],
+    ));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    stub.stop();
+    let folder = only_folder(&out);
+    let o = harness(&["replay", folder.to_str().unwrap(), "--out", dir.join("replayed").to_str().unwrap()]);
+    assert!(
+        o.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("the world equals the recorded world"));
+    // The replayed folder has the same retries and the same cut call.
+    let a = rows_of(&folder);
+    let b = rows_of(&only_folder(&dir.join("replayed")));
+    let kinds =
+        |rows: &[Row]| rows.iter().filter(|r| matches!(r, Row::ModelRetry(_) | Row::ModelError(_))).count();
+    assert_eq!(kinds(&a), 2);
+    assert_eq!(kinds(&a), kinds(&b));
+    assert_eq!(end_of(&a).score, end_of(&b).score);
+}
+
+#[test]
+fn models_lists_the_files_and_probes_a_server() {
+    let o = harness(&["models"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for name in [
+        "scripted",
+        "claude-haiku-5-5-low",
+        "claude-opus-5-5",
+        "openai-template",
+        "local-gemma",
+        "local-qwen",
+    ] {
+        assert!(text.contains(name), "{text}");
+    }
+    assert!(text.contains("https://api.anthropic.com") && text.contains("http://127.0.0.1:8080/v1"));
+    let dir = tmp("probe");
+    let stub = StubProc::start(
+        &dir,
+        json!({"then": "done", "turns": [{"content": "ready", "tool_calls": [{"name": "echo", "arguments": {"word": "field"}}]}]}),
+    );
+    for proto in [Proto::OpenAi, Proto::Anthropic] {
+        let mf = model_file(&dir, &format!("p_{proto:?}"), proto, &stub.url, "", "");
+        let o = harness(&["models", "--config", mf.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(o.status.success(), "{proto:?}: {text}{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(text.matches("\nok   ").count(), 3, "{text}");
+        assert!(
+            text.contains("1 models: stub-model") && text.contains("tool call echo {\"word\":\"field\"}"),
+            "{text}"
+        );
+    }
+    drop(stub);
+    // The server gone: a failure with its cause, and a non-zero exit.
+    let mf = dir.join("p_OpenAi.toml");
+    let o = harness(&["models", "--config", mf.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("FAIL") && text.contains("connection"), "{text}");
+    // A bad model file is refused with the file, the key and the problem.
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "provider = \"openai\"\nmodel = \"m\"\n[retry]\ntries = 0\n").unwrap();
+    let o = harness(&run_args(
+        "scenarios/t1_01_one_field.json",
+        bad.to_str().unwrap(),
+        "text",
+        dir.join("x").to_str().unwrap(),
+        &[],
+    ));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.toml: at retry.tries: must be at least 1"));
+    let o = harness(&["models", "--config", "no-such-model"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no model configuration of that name"));
+}
+
+/// Replaces picture data and run-dependent values so a request body can be pinned.
+fn redact(v: &mut Value) {
+    match v {
+        Value::String(s) if s.starts_with("data:image/png;base64,") => {
+            *s = "data:image/png;base64,<png>".into()
+        }
+        Value::Array(a) => a.iter_mut().for_each(redact),
+        Value::Object(o) => {
+            for (k, x) in o.iter_mut() {
+                if k == "data" && x.is_string() {
+                    *x = json!("<png base64>");
+                } else {
+                    redact(x);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn wire_requests(proto: Proto, dir: &Path) -> Vec<Value> {
+    // A look (a picture in a tool result), a read, then the scripted player.
+    let turns = json!([
+        {"tool_calls": [{"name": "look", "arguments": {"view": "map"}}, {"name": "read", "arguments": {"what": "vehicle"}}]},
+        {"content": "Looked."}
+    ]);
+    let stub = StubProc::start(dir, json!({"then": "done", "turns": turns}));
+    let mf = model_file(dir, "wire", proto, &stub.url, "", "");
+    let out = dir.join("runs");
+    // The run does not scout (the script ends its turn): only its requests matter here.
+    let _ = harness(&run_args(
+        "scenarios/t1_01_one_field.json",
+        mf.to_str().unwrap(),
+        "visual",
+        out.to_str().unwrap(),
+        &[],
+    ));
+    let mut reqs: Vec<Value> = stub.requests().into_iter().map(|r| r["body"].clone()).collect();
+    reqs.iter_mut().for_each(redact);
+    reqs
+}
+
+#[test]
+fn the_wire_shape_of_openai_requests_is_pinned() {
+    let reqs = wire_requests(Proto::OpenAi, &tmp("wire_openai"));
+    assert_eq!(reqs.len(), 2);
+    insta::assert_json_snapshot!("openai_first_request", reqs[0]);
+    insta::assert_json_snapshot!("openai_second_request_messages", reqs[1]["messages"]);
+}
+
+#[test]
+fn the_wire_shape_of_anthropic_requests_is_pinned() {
+    let reqs = wire_requests(Proto::Anthropic, &tmp("wire_anthropic"));
+    assert_eq!(reqs.len(), 2);
+    insta::assert_json_snapshot!("anthropic_first_request", reqs[0]);
+    insta::assert_json_snapshot!("anthropic_second_request_messages", reqs[1]["messages"]);
+}
