@@ -9,6 +9,7 @@
 //! - [`run`]: the planner loop, the classical rule set, success checks and the score.
 //! - [`picture`]: map pictures (PNG 640 × 692) for the planner and the run folder.
 //! - [`runlog`]: the run folder contract `acres-harness-run-1`: rows, the writer, validate, score.
+//! - [`viewer`]: the web viewer of run folders (a minimal HTTP server on 127.0.0.1).
 //! - [`cli`]: the commands of the `acres-harness` binary.
 
 pub mod cli;
@@ -19,4 +20,5 @@ pub mod run;
 pub mod runlog;
 pub mod scenario;
 pub mod tools;
+pub mod viewer;
 pub mod world;
