@@ -8,10 +8,12 @@
 //! acres-harness validate runs/a
 //! acres-harness replay runs/a/t2_06_truck_on_the_lane__checked__scripted
 //! acres-harness view runs/a [--follow] [--port N]
+//! acres-harness video runs/a/t2_06_truck_on_the_lane__checked__scripted --out truck.mp4
 //! ```
 
 pub mod replay;
 pub mod run;
+pub mod video;
 pub mod view;
 
 use std::path::{Path, PathBuf};
@@ -82,14 +84,8 @@ pub enum Command {
     },
     /// Serves the viewer of a run folder or a folder of them on 127.0.0.1 (the URL first).
     View(view::ViewArgs),
-    /// Makes an MP4 video of a run folder (not built yet).
-    Video {
-        /// The run folder.
-        folder: PathBuf,
-        /// The output file.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    /// Makes an MP4 video of a run folder (1920 x 1080, the viewer's parts) and its report.
+    Video(video::VideoArgs),
     /// Lists the model configurations.
     Models {
         /// Ask the server of one configuration for its models.
@@ -106,9 +102,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Score { folders, json } => score(&folders, json),
         Command::Validate { folders } => validate(&folders),
         Command::View(a) => view::run(a),
-        Command::Video { .. } => {
-            Err(Failure::input("video: the video builder is not built yet (a later issue)"))
-        }
+        Command::Video(a) => video::run(a),
         Command::Models { .. } => {
             println!("scripted\tprovider scripted\tthe stand-in planner with no network (think time: run --think-s)");
             println!("(language-model configurations come with the model clients)");

@@ -33,8 +33,8 @@ pub struct ViewArgs {
     pub world: String,
 }
 
-/// The maps folder for the runs below `folder`: the scenario file of the first run found.
-fn maps_for(folder: &Path) -> PathBuf {
+/// The maps folder for the runs in or below `folder`, from the scenario file of the first run.
+pub fn maps_for(folder: &Path) -> PathBuf {
     let scenario_file = crate::runlog::load_scores(folder).first().and_then(|line| {
         let run = folder.join(&line.folder).join(crate::runlog::RUN_FILE);
         let run = if folder.join(crate::runlog::RUN_FILE).is_file() {
