@@ -59,7 +59,8 @@ fn main() {
         .expect("video runs");
     let wall_s = t0.elapsed().as_secs_f64();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(tmp.join("longest.json")).unwrap()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.join("longest.json")).unwrap()).unwrap();
     let frames = report["frames"].as_f64().unwrap();
     let fps = frames / wall_s;
     println!(

@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use acres_vehicle::skills::SkillKind;
+
 use crate::runlog::rows::{EndRow, PlanSource, Row, RunRow, ToolCall, WakeReason};
 use crate::runlog::RUN_FILE;
 
@@ -101,11 +103,41 @@ impl RunLog {
     }
 }
 
+/// The events of the skill server that the viewer reads, parsed once from an event row's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventName {
+    /// A skill started.
+    SkillStarted,
+    /// A skill ended with a result code.
+    SkillEnded,
+    /// A skill was refused.
+    SkillRejected,
+    /// The shield holds the vehicle (`detail`: the obstacle's `x`, `y`).
+    ShieldHold,
+    /// The shield releases it.
+    ShieldRelease,
+    /// A field was scouted (`detail`: `field`).
+    FieldScouted,
+    /// Any other name.
+    #[serde(other)]
+    Other,
+}
+
+impl EventName {
+    /// The name of an event row, parsed.
+    pub fn of(name: &str) -> EventName {
+        serde_json::from_value(Value::String(name.to_string())).unwrap_or(EventName::Other)
+    }
+}
+
 /// A skill from its start to its end.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SkillSpan {
-    /// The skill (`goto`, `scout`, `wait`, ...).
+    /// The skill's name as the row gives it (`goto`, `scout`, `wait`, ...).
     pub skill: String,
+    /// The skill, when it is one of the skill server's own.
+    pub kind: Option<SkillKind>,
     /// The target (a field or `H`), when the skill has one.
     pub target: Option<String>,
     /// The start, s.
@@ -129,8 +161,6 @@ pub struct Call {
     pub t0_s: f64,
     /// The reply time (request plus latency), s; `None` while the model thinks.
     pub t1_s: Option<f64>,
-    /// The texts sent (text and tool-result blocks), in order.
-    pub sent: Vec<String>,
     /// The frames sent.
     pub frames: Vec<String>,
     /// The reply's text (or the error's).
@@ -267,7 +297,6 @@ impl Timeline {
                     wake: s.wake,
                     t0_s: s.t,
                     t1_s: None,
-                    sent: s.blocks.iter().filter_map(|b| b.text.clone()).collect(),
                     frames: s.blocks.iter().filter_map(|b| b.frame.clone()).collect(),
                     text: String::new(),
                     reasoning: None,
@@ -326,12 +355,14 @@ impl Timeline {
     fn on_event(&mut self, e: &crate::runlog::rows::EventRow) {
         let text = join(&[e.skill.as_deref(), e.code.as_deref(), e.cause.as_deref()]);
         self.mark(e.t, &e.name, text);
-        match e.name.as_str() {
-            "skill_started" => {
+        match EventName::of(&e.name) {
+            EventName::SkillStarted => {
                 let detail: Option<StartDetail> =
                     serde_json::from_value(Value::Object(e.detail.clone())).ok();
+                let skill = e.skill.clone().unwrap_or_default();
                 self.skills.push(SkillSpan {
-                    skill: e.skill.clone().unwrap_or_default(),
+                    kind: serde_json::from_value(Value::String(skill.clone())).ok(),
+                    skill,
                     target: detail.and_then(|d| d.target),
                     t0_s: e.t,
                     t1_s: None,
@@ -339,7 +370,7 @@ impl Timeline {
                     cause: None,
                 });
             }
-            "skill_ended" => {
+            EventName::SkillEnded => {
                 let open = self
                     .skills
                     .iter_mut()

@@ -19,7 +19,7 @@ use acres_runtime::geom::{Pose, Vec2};
 use acres_runtime::route::{leg_path, scout_path};
 use acres_runtime::{LaneGraph, Leg, Map};
 
-use super::model::{RunLog, Timeline};
+use super::model::{EventName, RunLog, SkillKind, Timeline};
 use crate::picture::{Around, Region, Scene, View};
 use crate::runlog::rows::Row;
 
@@ -176,12 +176,12 @@ impl WorldSource for RunLogSource<'_> {
         let mut scouted = Vec::new();
         for r in &self.log.rows {
             match r {
-                Row::Event(e) if e.name == "shield_hold" => {
+                Row::Event(e) if EventName::of(&e.name) == EventName::ShieldHold => {
                     if let Ok(d) = serde_json::from_value::<HoldDetail>(Value::Object(e.detail.clone())) {
                         blocked.push(TimedPlace { t_s: e.t, at: [d.x, d.y], why: "shield_hold".into() });
                     }
                 }
-                Row::Event(e) if e.name == "field_scouted" => {
+                Row::Event(e) if EventName::of(&e.name) == EventName::FieldScouted => {
                     if let Ok(d) = serde_json::from_value::<ScoutedDetail>(Value::Object(e.detail.clone())) {
                         scouted.push((e.t, d.field));
                     }
@@ -233,9 +233,9 @@ impl RunLogSource<'_> {
         let mut out = Vec::new();
         for s in &self.timeline.skills {
             let Some(target) = &s.target else { continue };
-            let line: Option<Vec<Vec2>> = match s.skill.as_str() {
-                "scout" => scout_path(map, target).map(|p| p.points),
-                "goto" | "return_home" => {
+            let line: Option<Vec<Vec2>> = match s.kind {
+                Some(SkillKind::Scout) => scout_path(map, target).map(|p| p.points),
+                Some(SkillKind::Goto | SkillKind::ReturnHome) => {
                     let node = if target == "H" {
                         Some("H".to_string())
                     } else {

@@ -44,6 +44,14 @@ function showRuns() {
     body.appendChild(tr);
   }
   document.body.dataset.painted = 'runs';
+  // Following: runs appear and finish while the table is open.
+  clearTimeout(S.indexPoll);
+  if (S.index.follow) {
+    S.indexPoll = setTimeout(async () => {
+      if ($('runs').hidden) return;
+      try { S.index = await getJson('/api/index'); showRuns(); } catch (e) { /* the next poll retries */ }
+    }, 2000);
+  }
 }
 
 async function openRun(rel) {
