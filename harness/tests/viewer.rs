@@ -251,3 +251,35 @@ fn video_of_a_shipped_run_has_the_size_fps_duration_and_place_error_asked() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no packaged game"));
 }
+
+#[test]
+fn run_with_view_prints_the_url_first_and_serves_the_runs_as_they_come() {
+    let tmp = TempDir::new("runview");
+    let out = tmp.0.join("runs");
+    let mut child = harness()
+        .args(["run", "--scenario", "scenarios/t1_01_one_field.json", "--view", "--no-game", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let _guard = Guard(child);
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = line.trim().trim_start_matches("http://").trim_end_matches('/').to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "the URL is the first line: {line:?}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (s, body) = raw(&addr, "/api/index");
+        assert_eq!(s, 200);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["follow"], true);
+        if v["runs"][0]["score"]["end"] == "done" {
+            assert_eq!(v["runs"][0]["scenario"], "t1_01_one_field");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run never showed as done: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
