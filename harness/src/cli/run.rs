@@ -183,7 +183,13 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
     let view_url = match a.view && !a.child {
-        true => Some(super::view::start(&a.out, a.view_port.unwrap_or(0), true, Some(maps.clone()))?),
+        true => Some(super::view::start(
+            &a.out,
+            a.view_port.unwrap_or(0),
+            true,
+            Some(maps.clone()),
+            crate::video::WorldChoice::Auto,
+        )?),
         false => None,
     };
     let results = if a.workers > 1 && !a.child && scenarios.len() > 1 {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{maps_dir, Failure};
+use crate::video::WorldChoice;
 use crate::viewer::{self, Viewer};
 
 /// Options of `view`.
@@ -28,9 +29,10 @@ pub struct ViewArgs {
     /// `scenarios/maps`).
     #[arg(long)]
     pub maps: Option<PathBuf>,
-    /// The World pane's world: auto or none (there is no packaged game: `game` is refused).
-    #[arg(long, default_value = "auto")]
-    pub world: String,
+    /// The World pane's world: auto or bag (drawn from the recording), none (no World picture);
+    /// there is no packaged game: `game` is refused.
+    #[arg(long, value_enum, default_value_t = WorldChoice::Auto)]
+    pub world: WorldChoice,
 }
 
 /// The maps folder for the runs in or below `folder`, from the scenario file of the first run.
@@ -52,8 +54,8 @@ pub fn maps_for(folder: &Path) -> PathBuf {
 }
 
 /// Refuses the game, which is not packaged here.
-pub fn refuse_game(world: &str) -> Result<(), Failure> {
-    if world == "game" {
+pub fn refuse_game(world: WorldChoice) -> Result<(), Failure> {
+    if world == WorldChoice::Game {
         return Err(Failure::input(
             "--world game: no packaged game is available in this build; the world is drawn from the recording (use auto, bag or none)",
         ));
@@ -62,12 +64,18 @@ pub fn refuse_game(world: &str) -> Result<(), Failure> {
 }
 
 /// Starts a viewer of `folder` in the background and prints its URL as a line of stdout.
-pub fn start(folder: &Path, port: u16, follow: bool, maps: Option<PathBuf>) -> Result<String, Failure> {
+pub fn start(
+    folder: &Path,
+    port: u16,
+    follow: bool,
+    maps: Option<PathBuf>,
+    world: WorldChoice,
+) -> Result<String, Failure> {
     if !folder.is_dir() {
         return Err(Failure::input(format!("{}: no such folder", folder.display())));
     }
     let maps = maps.unwrap_or_else(|| maps_for(folder));
-    let v = Viewer::new(folder, maps, follow)
+    let v = Viewer::new(folder, maps, follow, world != WorldChoice::None)
         .map_err(|e| Failure::input(format!("{}: {e}", folder.display())))?;
     let addr = viewer::start(v, port)
         .map_err(|e| Failure::input(format!("cannot serve on 127.0.0.1:{port}: {e}")))?;
@@ -78,14 +86,14 @@ pub fn start(folder: &Path, port: u16, follow: bool, maps: Option<PathBuf>) -> R
 
 /// Runs the command: serves until the process is stopped.
 pub fn run(a: ViewArgs) -> Result<(), Failure> {
-    refuse_game(&a.world)?;
+    refuse_game(a.world)?;
     if !a.follow && crate::runlog::load_scores(&a.folder).is_empty() && a.folder.is_dir() {
         return Err(Failure::input(format!(
             "{}: no run folder (run.jsonl) in or below it; --follow waits for one",
             a.folder.display()
         )));
     }
-    start(&a.folder, a.port, a.follow, a.maps)?;
+    start(&a.folder, a.port, a.follow, a.maps, a.world)?;
     eprintln!("viewer of {} (Ctrl-C to stop)", a.folder.display());
     park()
 }

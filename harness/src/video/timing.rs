@@ -40,8 +40,11 @@ pub struct TimeMap {
 /// The think windows of a timeline: each call from its request to its reply plus
 /// [`AFTER_REPLY_S`] (to `t_end_s` while unanswered), merged, in order.
 pub fn think_windows(tl: &Timeline) -> Vec<(f64, f64)> {
-    let mut w: Vec<(f64, f64)> =
-        tl.calls.iter().map(|c| (c.t0_s, c.t1_s.unwrap_or(tl.t_end_s) + AFTER_REPLY_S)).collect();
+    merge(tl.calls.iter().map(|c| (c.t0_s, c.t1_s.unwrap_or(tl.t_end_s) + AFTER_REPLY_S)).collect())
+}
+
+/// Windows `(from, to)` sorted and merged where they overlap or touch.
+pub fn merge(mut w: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     w.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut out: Vec<(f64, f64)> = Vec::new();
     for (a, b) in w {
@@ -54,10 +57,11 @@ pub fn think_windows(tl: &Timeline) -> Vec<(f64, f64)> {
 }
 
 impl TimeMap {
-    /// The map for `[from_s, to_s]` with the given windows and speeds (both > 0).
+    /// The map for `[from_s, to_s]` with the given think windows (merged here) and speeds (both
+    /// > 0).
     pub fn new(from_s: f64, to_s: f64, windows: &[(f64, f64)], speed: f64, think_speed: f64) -> TimeMap {
         let mut cuts = vec![(from_s, false)];
-        for &(a, b) in windows {
+        for (a, b) in merge(windows.to_vec()) {
             let (a, b) = (a.max(from_s), b.min(to_s));
             if b > a {
                 cuts.push((a, true));

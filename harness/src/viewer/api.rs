@@ -26,6 +26,8 @@ pub struct Index {
     pub single: bool,
     /// Whether the page follows runs in progress.
     pub follow: bool,
+    /// Whether the World pane draws the world.
+    pub world: bool,
     /// The score line of each run below the folder.
     pub runs: Vec<ScoreLine>,
 }
@@ -78,7 +80,7 @@ pub fn index(v: &Viewer) -> Response {
         runs.iter_mut().for_each(|r| r.folder = ".".into());
     }
     let root = v.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    Response::json(&Index { root, single, follow: v.follow, runs })
+    Response::json(&Index { root, single, follow: v.follow, world: v.world, runs })
 }
 
 /// The run folder named by the `run` query key.

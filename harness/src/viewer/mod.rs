@@ -12,7 +12,7 @@
 //! | Route | Answer |
 //! | --- | --- |
 //! | `/`, `/app.js`, `/style.css` | The page |
-//! | `/api/index` | `{root, single, follow, runs: [ScoreLine]}` (`single`: the root is a run) |
+//! | `/api/index` | `{root, single, follow, world, runs: [ScoreLine]}` (`single`: the root is a run) |
 //! | `/api/run?run=REL` | `{head, timeline, world, verdict_places}` of the run folder `REL` (`.` for the root) |
 //! | `/api/verdict.png?run=REL&i=N` | The picture of verdict `N`, its place in red (a refusal) |
 //! | `/files/REL/...` | A file of the served folder (the frames) |
@@ -54,12 +54,14 @@ pub struct Viewer {
     pub maps: PathBuf,
     /// Whether the page follows a run in progress (polls for new rows).
     pub follow: bool,
+    /// Whether the World pane draws the world (`--world none`: it does not).
+    pub world: bool,
 }
 
 impl Viewer {
     /// A viewer of `folder` (a run folder or a folder of them).
-    pub fn new(folder: &Path, maps: PathBuf, follow: bool) -> std::io::Result<Viewer> {
-        Ok(Viewer { root: folder.canonicalize()?, maps, follow })
+    pub fn new(folder: &Path, maps: PathBuf, follow: bool, world: bool) -> std::io::Result<Viewer> {
+        Ok(Viewer { root: folder.canonicalize()?, maps, follow, world })
     }
 
     /// Answers one request.

@@ -383,3 +383,25 @@ impl WorldData {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tp(t_s: f64, x_m: f64, yaw_rad: f64) -> TrackPoint {
+        TrackPoint { t_s, x_m, y_m: 0.0, yaw_rad, speed_mps: 1.0 }
+    }
+
+    #[test]
+    fn pose_at_interpolates_between_rows_and_turns_the_short_way() {
+        let pi = std::f64::consts::PI;
+        let track = [tp(0.0, 0.0, pi - 0.1), tp(0.5, 1.0, -pi + 0.1), tp(1.0, 2.0, 0.0)];
+        let p = pose_at(&track, 0.25).unwrap();
+        assert!((p.x - 0.5).abs() < 1e-12);
+        // From just under +pi to just over -pi: through pi, not through 0.
+        assert!((p.yaw.abs() - pi).abs() < 1e-9, "{}", p.yaw);
+        assert_eq!(pose_at(&track, -1.0).unwrap().x, 0.0);
+        assert_eq!(pose_at(&track, 9.0).unwrap().x, 2.0);
+        assert!(pose_at(&[], 1.0).is_none());
+    }
+}

@@ -146,7 +146,10 @@ function viewBox(p) {
 }
 
 function drawWorld() {
-  const cv = $('world-canvas'), g = cv.getContext('2d'), w = S.data.world, t = S.t, p = poseAt(t);
+  const cv = $('world-canvas');
+  cv.hidden = !S.index.world;
+  if (!S.index.world) { $('world-source').textContent = 'world: none (--world none)'; return; }
+  const g = cv.getContext('2d'), w = S.data.world, t = S.t, p = poseAt(t);
   const [x0, y0, x1, y1] = viewBox(p);
   const k = Math.min(cv.width / (x1 - x0), cv.height / (y1 - y0));
   const ox = (cv.width - (x1 - x0) * k) / 2, oy = (cv.height - (y1 - y0) * k) / 2;
