@@ -283,3 +283,19 @@ fn run_with_view_prints_the_url_first_and_serves_the_runs_as_they_come() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn the_encoder_probe_encodes_a_real_clip_and_rejects_an_encoder_that_cannot_run() {
+    use acres_harness::video::encode::{choose, works, Encoder, CHAIN};
+    if !have("ffmpeg") {
+        return;
+    }
+    let tmp = TempDir::new("probe");
+    let mpeg4 = CHAIN.iter().find(|e| e.name == "mpeg4").unwrap();
+    assert!(works(mpeg4, &tmp.0), "mpeg4 is in every ffmpeg build");
+    assert!(!works(&Encoder { name: "no_such_encoder", args: &[] }, &tmp.0));
+    let (chosen, skipped) = choose(&tmp.0).expect("some encoder of the chain works");
+    assert!(works(&chosen, &tmp.0));
+    let at = CHAIN.iter().position(|e| e.name == chosen.name).unwrap();
+    assert_eq!(skipped, CHAIN[..at].iter().map(|e| e.name).collect::<Vec<_>>());
+}

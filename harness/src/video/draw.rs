@@ -50,6 +50,7 @@ pub struct Drawer<'a> {
     /// Whether the world is drawn (`--world none`: it is not).
     pub world: bool,
     frames: HashMap<String, Option<Pixmap>>,
+    verdicts: HashMap<usize, Raster>,
 }
 
 /// The drawn vehicle found in a frame, and where the pose track puts it.
@@ -145,7 +146,7 @@ pub fn find_vehicle(r: &Raster) -> Option<Vec2> {
 impl<'a> Drawer<'a> {
     /// A drawer of the run's frames.
     pub fn new(run: &'a Loaded, view: WorldView, world: bool) -> Self {
-        Drawer { run, view, world, frames: HashMap::new() }
+        Drawer { run, view, world, frames: HashMap::new(), verdicts: HashMap::new() }
     }
 
     fn tl(&self) -> &Timeline {
@@ -163,7 +164,10 @@ impl<'a> Drawer<'a> {
         }
         let y = self.state(&mut pix, t_s);
         let y = self.sees(&mut pix, t_s, y + 8);
-        self.does(&mut pix, t_s, y + 8);
+        let refused = self.does(&mut pix, t_s, y + 8);
+        if let Some(i) = refused {
+            self.verdict(&mut pix, i, y + 8);
+        }
         self.timeline(&mut pix, t_s);
         (pix, sample)
     }
@@ -295,7 +299,21 @@ impl<'a> Drawer<'a> {
         y + 404
     }
 
-    fn does(&self, pix: &mut Pixmap, t_s: f64, y0: i32) {
+    /// The picture of refused verdict `i`, its place in red, at the right of the Does part.
+    fn verdict(&mut self, pix: &mut Pixmap, i: usize, y0: i32) {
+        let run = self.run;
+        let Some(vd) = run.timeline.verdicts.get(i) else { return };
+        let r = self.verdicts.entry(i).or_insert_with(|| crate::viewer::api::verdict_raster(run, vd));
+        let s = 0.5;
+        let x = WIDTH_PX as f32 - 8.0 - 640.0 * s;
+        let ts = Transform::from_row(s, 0.0, 0.0, s, x, y0 as f32);
+        let paint = PixmapPaint { quality: FilterQuality::Bilinear, ..PixmapPaint::default() };
+        pix.draw_pixmap(0, 0, r.pixmap().as_ref(), &paint, ts, None);
+    }
+
+    /// What the Planner Does; returns the index of a refused verdict of the wake-up shown, whose
+    /// picture goes beside the text.
+    fn does(&self, pix: &mut Pixmap, t_s: f64, y0: i32) -> Option<usize> {
         let x = RIGHT_X_PX;
         text(pix, x, y0, "WHAT THE PLANNER DOES", 2, palette::INK);
         let mut y = y0 + 22;
@@ -311,17 +329,27 @@ impl<'a> Drawer<'a> {
             );
             y += 24;
         }
-        let Some(w) = self.tl().wake_at(t_s) else { return };
+        let w = self.tl().wake_at(t_s)?;
+        let refused = self
+            .tl()
+            .verdicts
+            .iter()
+            .rev()
+            .find(|v| !v.accepted && v.t_s >= w.t_s && v.t_s <= t_s)
+            .map(|v| v.i);
+        let cols = if refused.is_some() { 88 } else { 128 };
         let mut lines: Vec<(String, Rgb)> = Vec::new();
         let mut items: Vec<(f64, Vec<(String, Rgb)>)> = Vec::new();
         for c in self.tl().calls.iter().filter(|c| c.wake == w.n && c.t1_s.is_some_and(|t1| t1 <= t_s)) {
             let mut v = Vec::new();
             if let Some(r) = &c.reasoning {
-                v.extend(wrap(&format!("reasoning: {r}"), 128).into_iter().map(|l| (l, palette::MUTED)));
+                v.extend(wrap(&format!("reasoning: {r}"), cols).into_iter().map(|l| (l, palette::MUTED)));
             }
             if !c.text.is_empty() {
                 v.extend(
-                    wrap(&format!("call {}: {}", c.call, c.text), 128).into_iter().map(|l| (l, palette::INK)),
+                    wrap(&format!("call {}: {}", c.call, c.text), cols)
+                        .into_iter()
+                        .map(|l| (l, palette::INK)),
                 );
             }
             items.push((c.t1_s.unwrap_or(c.t0_s), v));
@@ -329,7 +357,7 @@ impl<'a> Drawer<'a> {
         for u in self.tl().tools.iter().filter(|u| u.wake == w.n && u.t_s <= t_s) {
             let s = format!("{} {} -> {}", u.name, u.arguments, serde_json::Value::Object(u.result.clone()));
             let c = if u.error { palette::BLOCKED } else { palette::ROUTE };
-            items.push((u.t_s + 1e-6, wrap(&s, 128).into_iter().take(3).map(|l| (l, c)).collect()));
+            items.push((u.t_s + 1e-6, wrap(&s, cols).into_iter().take(3).map(|l| (l, c)).collect()));
         }
         for v in self.tl().verdicts.iter().filter(|v| v.t_s >= w.t_s && v.t_s <= t_s) {
             let s = match v.accepted {
@@ -342,7 +370,7 @@ impl<'a> Drawer<'a> {
                 ),
             };
             let c = if v.accepted { palette::FIELD_PLAY_EDGE } else { palette::HIGHLIGHT };
-            items.push((v.t_s + 2e-6, wrap(&s, 128).into_iter().map(|l| (l, c)).collect()));
+            items.push((v.t_s + 2e-6, wrap(&s, cols).into_iter().map(|l| (l, c)).collect()));
         }
         items.sort_by(|a, b| a.0.total_cmp(&b.0));
         items.into_iter().for_each(|(_, v)| lines.extend(v));
@@ -351,6 +379,7 @@ impl<'a> Drawer<'a> {
             text(pix, x, y, l, 1, *c);
             y += 11;
         }
+        refused
     }
 
     fn timeline(&self, pix: &mut Pixmap, t_s: f64) {

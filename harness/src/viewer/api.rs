@@ -223,8 +223,14 @@ pub fn verdict_png(v: &Viewer, req: &Request) -> Response {
     Response::ok("image/png", verdict_picture(&l, vd).png)
 }
 
-/// The picture of a verdict.
+/// The picture of a verdict, encoded.
 pub fn verdict_picture(l: &Loaded, vd: &Verdict) -> crate::picture::Picture {
+    verdict_raster(l, vd).encode()
+}
+
+/// The picture of a verdict: its plan (orange) on the whole map, the vehicle where it was, and
+/// for a refusal its place as a red ring with the reason.
+pub fn verdict_raster(l: &Loaded, vd: &Verdict) -> crate::picture::Raster {
     let map = &*l.map;
     let mut s = l.world.scene_at(map, &l.timeline, vd.t_s, super::source::WorldView::Drive);
     s.frame_id = format!("verdict {}", vd.i + 1);
@@ -240,7 +246,7 @@ pub fn verdict_picture(l: &Loaded, vd: &Verdict) -> crate::picture::Picture {
         let what = vd.reason.clone().unwrap_or_else(|| "refused".into());
         s.highlight = verdict_place(l, vd).map(|p| (p, what));
     }
-    crate::picture::render(&s)
+    crate::picture::draw(&s)
 }
 
 /// `/files/REL`: a file of the served folder.
