@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use acres_harness::video::draw::Drawer;
-use acres_harness::viewer::api::load;
+use acres_harness::viewer::loaded::load;
 use acres_harness::viewer::source::WorldView;
 
 /// The shipped scenario with the longest mission (t1_05 ends near 1075 s).

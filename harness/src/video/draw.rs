@@ -26,7 +26,7 @@ use tiny_skia::{FilterQuality, Pixmap, PixmapPaint, Rect, Transform};
 use crate::picture::canvas::{paint, palette, Rgb};
 use crate::picture::text::draw as text;
 use crate::picture::Raster;
-use crate::viewer::api::Loaded;
+use crate::viewer::loaded::Loaded;
 use crate::viewer::model::Timeline;
 use crate::viewer::source::WorldView;
 
@@ -303,7 +303,7 @@ impl<'a> Drawer<'a> {
     fn verdict(&mut self, pix: &mut Pixmap, i: usize, y0: i32) {
         let run = self.run;
         let Some(vd) = run.timeline.verdicts.get(i) else { return };
-        let r = self.verdicts.entry(i).or_insert_with(|| crate::viewer::api::verdict_raster(run, vd));
+        let r = self.verdicts.entry(i).or_insert_with(|| crate::viewer::loaded::verdict_raster(run, vd));
         let s = 0.5;
         let x = WIDTH_PX as f32 - 8.0 - 640.0 * s;
         let ts = Transform::from_row(s, 0.0, 0.0, s, x, y0 as f32);

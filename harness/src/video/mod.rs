@@ -29,7 +29,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use crate::viewer::api::{load, Loaded};
+use crate::viewer::loaded::{load, Loaded};
 use crate::viewer::source::WorldView;
 use timing::{think_windows, TimeMap};
 

@@ -26,11 +26,14 @@
 //! - [`model`]: [`model::RunLog`] (the decoded rows) and [`model::Timeline`] (what the parts show).
 //! - [`source`]: [`source::WorldSource`], [`source::WorldData`]: the World pane's data, and its
 //!   picture scene at a time (shared with the video).
+//! - [`loaded`]: [`loaded::load`] (a run with its timeline, map and World data, shared with the
+//!   video), the place and picture of each plan verdict.
 //! - [`api`]: the answers of the routes.
 //! - [`http`]: the minimal HTTP server and [`http::safe_path`].
 
 pub mod api;
 pub mod http;
+pub mod loaded;
 pub mod model;
 pub mod source;
 
