@@ -249,4 +249,25 @@ mod tests {
         assert!(parse_target("/%zz").is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn no_decoded_path_resolves_outside_the_folder(parts in proptest::collection::vec(
+            proptest::sample::select(vec!["a", "x.txt", "..", ".", "%2e%2e", "%2E%2e%2F", "%2f", "", "out", "%5c", "..%2F.."]), 0..7)
+        ) {
+            let dir = std::env::temp_dir().join(format!("acres-http-prop-{}", std::process::id()));
+            std::fs::create_dir_all(dir.join("a")).unwrap();
+            std::fs::write(dir.join("a/x.txt"), "x").unwrap();
+            #[cfg(unix)]
+            let _ = std::os::unix::fs::symlink("/etc", dir.join("a/out"));
+            let root = dir.canonicalize().unwrap();
+            let target = format!("/files/{}", parts.join("/"));
+            if let Some(req) = parse_target(&target) {
+                let rel = req.path.strip_prefix("/files/").unwrap_or("");
+                if let Ok(p) = safe_path(&root, rel) {
+                    proptest::prop_assert!(p.starts_with(&root), "{target} -> {}", p.display());
+                }
+            }
+        }
+    }
 }
