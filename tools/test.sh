@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh checkout: installs what the tests need (Python packages
-# from PyPI), then checks formatting and lints, runs every Rust test (unit, property, the world
-# and skill server, the planner loop, the binary end to end), and checks the JSON Schemas.
+# from PyPI; chromium, ffmpeg and node from Debian when missing; playwright-core from npm), then
+# checks formatting and lints, runs every Rust test (unit, property, the world and skill server,
+# the planner loop, the binary end to end, the viewer and the video), the viewer's browser test
+# in headless chromium, and checks the JSON Schemas.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +24,21 @@ export PATH="$VENV/bin:$PATH"
 echo "== installing the Python test packages"
 python3 -m pip install --quiet --disable-pip-version-check -r tools/requirements-test.txt
 
+# The viewer's and the video's tests need a real browser, ffmpeg/ffprobe and node; Debian's
+# chromium is driven by playwright-core (no browser download), installed in tests/browser/.
+export ACRES_REQUIRE_TOOLS=1
+missing=()
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || missing+=(ffmpeg)
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "== installing ${missing[*]} with apt-get"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+echo "== installing playwright-core (tests/browser/)"
+(cd tests/browser && npm ci --no-audit --no-fund --silent)
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -30,6 +47,10 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 echo "== cargo test"
 cargo test --workspace
+
+echo "== the viewer in headless chromium"
+cargo build -p acres-harness --quiet
+node tests/browser/viewer.test.mjs target/debug/acres-harness
 
 echo "== JSON Schema of the scenarios"
 python3 tools/check_scenario_schema.py

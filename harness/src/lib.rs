@@ -9,6 +9,8 @@
 //! - [`run`]: the planner loop, the classical rule set, success checks and the score.
 //! - [`picture`]: map pictures (PNG 640 × 692) for the planner and the run folder.
 //! - [`runlog`]: the run folder contract `acres-harness-run-1`: rows, the writer, validate, score.
+//! - [`viewer`]: the web viewer of run folders (a minimal HTTP server on 127.0.0.1).
+//! - [`video`]: MP4 videos of run folders (frames drawn in Rust, encoded by the system's ffmpeg).
 //! - [`cli`]: the commands of the `acres-harness` binary.
 
 pub mod cli;
@@ -20,4 +22,6 @@ pub mod run;
 pub mod runlog;
 pub mod scenario;
 pub mod tools;
+pub mod video;
+pub mod viewer;
 pub mod world;

@@ -7,10 +7,14 @@
 //! acres-harness score runs/a [--json]
 //! acres-harness validate runs/a
 //! acres-harness replay runs/a/t2_06_truck_on_the_lane__checked__scripted
+//! acres-harness view runs/a [--follow] [--port N]
+//! acres-harness video runs/a/t2_06_truck_on_the_lane__checked__scripted --out truck.mp4
 //! ```
 
 pub mod replay;
 pub mod run;
+pub mod video;
+pub mod view;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -78,22 +82,10 @@ pub enum Command {
         #[arg(required = true)]
         folders: Vec<PathBuf>,
     },
-    /// Starts the viewer (not built yet).
-    View {
-        /// Run folders.
-        folders: Vec<PathBuf>,
-        /// Follow a run in progress.
-        #[arg(long)]
-        follow: bool,
-    },
-    /// Makes an MP4 video of a run folder (not built yet).
-    Video {
-        /// The run folder.
-        folder: PathBuf,
-        /// The output file.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    /// Serves the viewer of a run folder or a folder of them on 127.0.0.1 (the URL first).
+    View(view::ViewArgs),
+    /// Makes an MP4 video of a run folder (1920 x 1080, the viewer's parts) and its report.
+    Video(video::VideoArgs),
     /// Lists the model configurations; `--config NAME` asks that server for its models and sends
     /// two small test requests.
     Models {
@@ -123,12 +115,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Replay(a) => replay::run(a),
         Command::Score { folders, json } => score(&folders, json),
         Command::Validate { folders } => validate(&folders),
-        Command::View { .. } => Err(Failure::input(
-            "view: the viewer is not built yet (a later issue); the run folders are complete without it",
-        )),
-        Command::Video { .. } => {
-            Err(Failure::input("video: the video builder is not built yet (a later issue)"))
-        }
+        Command::View(a) => view::run(a),
+        Command::Video(a) => video::run(a),
         Command::Models { config } => models(config.as_deref()),
         Command::StubServer { script, record, port } => {
             crate::models::stub::serve(&script, record, port).map_err(Failure::input)

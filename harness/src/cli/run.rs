@@ -59,13 +59,15 @@ pub struct RunArgs {
     /// The link is lost when no observation comes for this long, s.
     #[arg(long, default_value_t = 2.0)]
     pub link_silent_s: f64,
-    /// Starts the viewer with the run (not built yet).
+    /// Starts the viewer of the out folder with the run (its URL first on stdout; it follows
+    /// the runs and stays up after them until Ctrl-C).
     #[arg(long)]
     pub view: bool,
-    /// The viewer's port.
+    /// The viewer's port (default: a free port).
     #[arg(long)]
     pub view_port: Option<u16>,
-    /// No packaged game in the viewer.
+    /// No packaged game in the viewer (this build has none: the World is always drawn from the
+    /// recording).
     #[arg(long)]
     pub no_game: bool,
     /// At most this many mission seconds per wall-clock second (0: no limit).
@@ -179,9 +181,6 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         }
         return Err(Failure::input(format!("--world {}: expected core or link", a.world)));
     }
-    if a.view {
-        return Err(Failure::input("--view: the viewer is not built yet (a later issue)"));
-    }
     let model = crate::models::resolve(&a.model, &model_dir()).map_err(|e| Failure::input(e.to_string()))?;
     if a.mode != Mode::Classical {
         // A missing key is a clear error before any run starts.
@@ -241,6 +240,16 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     }
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
+    let view_url = match a.view && !a.child {
+        true => Some(super::view::start(
+            &a.out,
+            a.view_port.unwrap_or(0),
+            true,
+            Some(maps.clone()),
+            crate::video::WorldChoice::Auto,
+        )?),
+        false => None,
+    };
     let results = if a.workers > 1 && !a.child && scenarios.len() > 1 {
         run_workers(a, &scenarios, &maps, client_opts.gate_file.as_deref())?
     } else {
@@ -262,6 +271,10 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
             );
         }
         println!("{} runs, {} succeeded", results.len(), results.len() - failed.len());
+    }
+    if let Some(url) = view_url {
+        eprintln!("the viewer stays up at {url} (Ctrl-C to stop)");
+        super::view::park();
     }
     if !failed.is_empty() {
         return Err(Failure::check(format!("{} of {} runs did not succeed", failed.len(), results.len())));

@@ -39,11 +39,11 @@
 //! (`min_x min_y max_x max_y`, m) and `acres-m-per-px`; [`compare`] reads them to label its
 //! panels with coordinates. The same scene always gives the same bytes.
 
-mod canvas;
+pub(crate) mod canvas;
 mod compare;
 mod frame;
 mod layers;
-mod text;
+pub(crate) mod text;
 mod view;
 
 #[cfg(test)]
@@ -202,6 +202,11 @@ impl Raster {
     pub fn pixel_of(&self, p: Vec2) -> (i64, i64) {
         let (x, y) = self.viewport.px(p);
         (x.floor() as i64, y.floor() as i64)
+    }
+
+    /// The drawn pixels (the video places them in its frame).
+    pub fn pixmap(&self) -> &Pixmap {
+        &self.pixmap
     }
 
     /// The RGB colour of an image pixel, or `None` off the image.

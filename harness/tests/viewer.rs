@@ -1,0 +1,301 @@
+//! The viewer and the video end to end, through the binary: a real run made by the harness,
+//! the viewer served on 127.0.0.1 and asked with raw TCP requests (paths out of the served
+//! folder are refused), and a real MP4 made by the system's ffmpeg, checked with ffprobe against
+//! the duration computed here from the run's rows.
+//!
+//! The video test needs `ffmpeg` and `ffprobe`; it is skipped (with a message) when they are
+//! missing, unless `ACRES_REQUIRE_TOOLS=1` (set by `tools/test.sh`, which installs them).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use acres_harness::runlog::Row;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn harness() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_acres-harness"));
+    c.current_dir(root());
+    c
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("acres-viewer-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A child process killed on drop.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs one shipped scenario into `out`; returns its run folder.
+fn make_run(out: &Path, scenario: &str) -> PathBuf {
+    let o = harness().args(["run", "--scenario", scenario, "--out"]).arg(out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(out).unwrap().flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    dirs.pop().unwrap()
+}
+
+/// Starts `view` and returns the guard and the `host:port` of its URL (the first line).
+fn start_view(args: &[&str]) -> (Guard, String) {
+    let mut child =
+        harness().arg("view").args(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().to_string();
+    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with('/'), "first line is the URL: {url:?}");
+    (Guard(child), url.trim_start_matches("http://").trim_end_matches('/').to_string())
+}
+
+/// Sends a raw request line and returns (status, body).
+fn raw(addr: &str, target: &str) -> (u16, Vec<u8>) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut s = loop {
+        match TcpStream::connect(addr) {
+            Ok(s) => break s,
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("cannot connect to {addr}: {e}"),
+        }
+    };
+    write!(s, "GET {target} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).unwrap();
+    let at = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("a head");
+    let head = String::from_utf8_lossy(&buf[..at]).to_string();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, buf[at + 4..].to_vec())
+}
+
+#[test]
+fn the_viewer_serves_the_run_and_refuses_paths_out_of_the_folder() {
+    let tmp = TempDir::new("serve");
+    let run = make_run(&tmp.0.join("runs"), "scenarios/t1_03_time_limit_excludes_a_field.json");
+    let name = run.file_name().unwrap().to_string_lossy().to_string();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("/etc", run.join("escape")).unwrap();
+    let (_g, addr) = start_view(&[tmp.0.join("runs").to_str().unwrap()]);
+
+    let (s, body) = raw(&addr, "/");
+    assert_eq!(s, 200);
+    assert!(String::from_utf8_lossy(&body).contains("What the Planner Sees"));
+    let (s, body) = raw(&addr, "/api/index");
+    assert_eq!(s, 200);
+    let index: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(index["runs"][0]["folder"], name.as_str());
+    assert_eq!(index["single"], false);
+    let (s, body) = raw(&addr, &format!("/api/run?run={name}"));
+    assert_eq!(s, 200);
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["head"]["scenario"], "t1_03_time_limit_excludes_a_field");
+    assert!(v["world"]["track"].as_array().unwrap().len() > 100);
+    let refused = v["timeline"]["verdicts"].as_array().unwrap().iter().position(|x| x["accepted"] == false);
+    let i = refused.expect("the scenario's first plan is refused");
+    assert!(v["verdict_places"][i].is_array(), "a refused plan has a place");
+    let (s, png) = raw(&addr, &format!("/api/verdict.png?run={name}&i={i}"));
+    assert_eq!((s, &png[1..4]), (200, &b"PNG"[..]));
+    let (s, png) = raw(&addr, &format!("/files/{name}/frames/f0001.png"));
+    assert_eq!((s, &png[1..4]), (200, &b"PNG"[..]));
+
+    for bad in [
+        "/files/../../../../etc/passwd".to_string(),
+        "/files/%2e%2e/%2e%2e/%2e%2e/etc/passwd".into(),
+        "/files/%2E%2E%2F%2E%2E%2Fetc%2Fpasswd".into(),
+        "/files//etc/passwd".into(),
+        "/files/%2Fetc%2Fpasswd".into(),
+        format!("/files/{name}/escape/passwd"),
+        "/api/run?run=..%2F..".into(),
+        "/api/run?run=%2Fetc".into(),
+    ] {
+        let (s, body) = raw(&addr, &bad);
+        let body = String::from_utf8_lossy(&body).to_string();
+        assert_eq!(s, 403, "{bad} -> {s} {body}");
+        assert!(body.starts_with("forbidden: "), "{bad}: a clear body: {body}");
+        assert!(!body.contains("root:"), "{bad}: no file content");
+    }
+    let (s, body) = raw(&addr, &format!("/files/{name}/frames/f9999.png"));
+    assert_eq!(s, 404);
+    assert!(String::from_utf8_lossy(&body).starts_with("not found: "));
+}
+
+#[test]
+fn view_answers_bad_input_with_exit_2() {
+    let o = harness().args(["view", "/no/such/folder"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let o = harness().args(["view", "scenarios", "--world", "game"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no packaged game"));
+    let o = harness().args(["video", "scenarios", "--out", "/tmp/x.mp4"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a run folder"));
+}
+
+fn have(tool: &str) -> bool {
+    let ok = Command::new(tool).arg("-version").output().is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("ACRES_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
+        panic!("{tool} is required (ACRES_REQUIRE_TOOLS=1): apt-get install -y ffmpeg");
+    }
+    if !ok {
+        eprintln!("skipped: {tool} is not installed (tools/test.sh installs it)");
+    }
+    ok
+}
+
+/// The video's length computed from the rows: the think windows (request to reply plus 2 s),
+/// merged, at the think speed, the rest at the speed.
+fn expected_duration_s(run: &Path, speed: f64, think_speed: f64) -> f64 {
+    let text = std::fs::read_to_string(run.join("run.jsonl")).unwrap();
+    let rows: Vec<Row> = text.lines().map(|l| Row::decode(l).unwrap()).collect();
+    let end = rows.last().unwrap().t();
+    let mut w: Vec<(f64, f64)> = Vec::new();
+    let mut sent = std::collections::BTreeMap::new();
+    for r in &rows {
+        match r {
+            Row::ModelSend(s) => {
+                sent.insert(s.call, s.t);
+            }
+            Row::ModelReply(m) => w.push((sent[&m.call], sent[&m.call] + m.latency_s + 2.0)),
+            _ => {}
+        }
+    }
+    let mut think = 0.0;
+    let mut covered_to = f64::NEG_INFINITY;
+    for (a, b) in w {
+        let (a, b) = (a.max(covered_to), b.min(end));
+        if b > a {
+            think += b - a;
+            covered_to = b;
+        }
+    }
+    (end - think) / speed + think / think_speed
+}
+
+#[test]
+fn video_of_a_shipped_run_has_the_size_fps_duration_and_place_error_asked() {
+    if !have("ffmpeg") || !have("ffprobe") {
+        return;
+    }
+    let tmp = TempDir::new("video");
+    let run = make_run(&tmp.0.join("runs"), "scenarios/t1_01_one_field.json");
+    let out = tmp.0.join("one.mp4");
+    let fps = 10.0;
+    let o = harness()
+        .arg("video")
+        .arg(&run)
+        .arg("--out")
+        .arg(&out)
+        .args(["--fps", "10", "--workers", "2"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let probe = Command::new("ffprobe")
+        .args(["-v", "error", "-select_streams", "v:0", "-count_frames", "-of", "json"])
+        .args(["-show_entries", "stream=width,height,r_frame_rate,nb_read_frames:format=duration"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let p: serde_json::Value = serde_json::from_slice(&probe.stdout).unwrap();
+    let st = &p["streams"][0];
+    assert_eq!((st["width"].as_u64(), st["height"].as_u64()), (Some(1920), Some(1080)));
+    assert_eq!(st["r_frame_rate"], "10/1");
+    let expected_s = expected_duration_s(&run, 12.0, 1.0);
+    let frames: f64 = st["nb_read_frames"].as_str().unwrap().parse().unwrap();
+    assert_eq!(frames, (expected_s * fps - 1e-9).ceil(), "frames for {expected_s:.3} s at {fps} fps");
+    let duration_s: f64 = p["format"]["duration"].as_str().unwrap().parse().unwrap();
+    assert!(
+        (duration_s - expected_s).abs() <= 1.0 / fps + 0.02,
+        "ffprobe {duration_s} s, expected {expected_s:.3} s"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.0.join("one.json")).unwrap()).unwrap();
+    assert_eq!(report["frames"].as_f64(), Some(frames));
+    let place = &report["place_error"];
+    assert!(
+        place["samples"].as_f64().unwrap() >= frames * 0.9,
+        "the vehicle is found in the frames: {place}"
+    );
+    let vehicle_length_m = 5.0;
+    assert!(place["max_m"].as_f64().unwrap() < vehicle_length_m, "{place}");
+    let o = harness()
+        .arg("video")
+        .arg(&run)
+        .args(["--out", "/tmp/never.mp4", "--world", "game"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no packaged game"));
+}
+
+#[test]
+fn run_with_view_prints_the_url_first_and_serves_the_runs_as_they_come() {
+    let tmp = TempDir::new("runview");
+    let out = tmp.0.join("runs");
+    let mut child = harness()
+        .args(["run", "--scenario", "scenarios/t1_01_one_field.json", "--view", "--no-game", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let _guard = Guard(child);
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let addr = line.trim().trim_start_matches("http://").trim_end_matches('/').to_string();
+    assert!(addr.starts_with("127.0.0.1:"), "the URL is the first line: {line:?}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (s, body) = raw(&addr, "/api/index");
+        assert_eq!(s, 200);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["follow"], true);
+        if v["runs"][0]["score"]["end"] == "done" {
+            assert_eq!(v["runs"][0]["scenario"], "t1_01_one_field");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run never showed as done: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_encoder_probe_encodes_a_real_clip_and_rejects_an_encoder_that_cannot_run() {
+    use acres_harness::video::encode::{choose, works, Encoder, CHAIN};
+    if !have("ffmpeg") {
+        return;
+    }
+    let tmp = TempDir::new("probe");
+    let mpeg4 = CHAIN.iter().find(|e| e.name == "mpeg4").unwrap();
+    assert!(works(mpeg4, &tmp.0), "mpeg4 is in every ffmpeg build");
+    assert!(!works(&Encoder { name: "no_such_encoder", args: &[] }, &tmp.0));
+    let (chosen, skipped) = choose(&tmp.0).expect("some encoder of the chain works");
+    assert!(works(&chosen, &tmp.0));
+    let at = CHAIN.iter().position(|e| e.name == chosen.name).unwrap();
+    assert_eq!(skipped, CHAIN[..at].iter().map(|e| e.name).collect::<Vec<_>>());
+}
