@@ -338,3 +338,39 @@ fn budget_scenario(limits: Value) -> String {
     std::fs::write(&f, v.to_string()).unwrap();
     f.display().to_string()
 }
+
+#[test]
+fn the_stub_streams_openai_completions_as_server_sent_events() {
+    let dir = tmp("stream");
+    let stub = StubProc::start(
+        &dir,
+        json!({"then": "done", "turns": [{"content": "Going.", "tool_calls": [{"name": "read", "arguments": {"what": "vehicle"}}]}]}),
+    );
+    let body = json!({"model": "stub-model", "stream": true, "stream_options": {"include_usage": true},
+        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
+        "tools": [{"type": "function", "function": {"name": "read", "parameters": {}}}]});
+    let url = format!("{}/v1/chat/completions", stub.url);
+    let a = acres_harness::models::http::send(
+        reqwest::Method::POST,
+        &url,
+        &[],
+        Some(body.to_string().into_bytes()),
+        5.0,
+    )
+    .expect("the stub answers");
+    let text = String::from_utf8(a.body).unwrap();
+    let events: Vec<Value> = text
+        .split("\n\n")
+        .filter_map(|e| e.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    assert!(text.trim_end().ends_with("data: [DONE]"));
+    assert_eq!(events[0]["choices"][0]["delta"]["role"], "assistant");
+    assert!(events.iter().any(|e| e["choices"][0]["delta"]["content"] == "Going."));
+    let call = events.iter().find_map(|e| e["choices"][0]["delta"]["tool_calls"].get(0).cloned()).unwrap();
+    assert_eq!(call["function"]["name"], "read");
+    assert_eq!(call["function"]["arguments"], "{\"what\":\"vehicle\"}");
+    assert!(events.iter().any(|e| e["choices"][0]["finish_reason"] == "tool_calls"));
+    assert!(events.last().unwrap()["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
+}

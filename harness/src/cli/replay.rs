@@ -102,6 +102,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         call_s: run_row.limits.get("call_s").and_then(|v| v.as_f64()),
         wake_s: run_row.limits.get("wake_s").and_then(|v| v.as_f64()),
         calls_per_run: (end.end == "limit_model_calls").then_some(n_calls),
+        secret_vars: Vec::new(),
     };
     let table = acres_runtime::costs::CostTable::load(
         &super::run::costs_dir(),

@@ -71,6 +71,9 @@ pub struct RunOptions {
     pub wake_s: Option<f64>,
     /// The model file's `calls_per_run`: then the run ends `limit_model_calls`.
     pub calls_per_run: Option<u64>,
+    /// Environment variables whose values are secrets whatever their names (the model file's
+    /// `api_key_env`).
+    pub secret_vars: Vec<String>,
 }
 
 impl RunOptions {
@@ -91,6 +94,7 @@ impl RunOptions {
             call_s: None,
             wake_s: None,
             calls_per_run: None,
+            secret_vars: Vec::new(),
         }
     }
 }
@@ -185,8 +189,9 @@ pub fn run_scenario(
     table: CostTable,
 ) -> anyhow::Result<RunOutcome> {
     let name = crate::runlog::folder_name(&sc.id, opts.mode.as_str(), &opts.model);
-    let writer =
-        RunWriter::recreate(&opts.out, &name).with_context(|| format!("creating the run folder {name}"))?;
+    let secrets = crate::runlog::Secrets::from_env().with_vars(&opts.secret_vars);
+    let writer = RunWriter::recreate_with_secrets(&opts.out, &name, secrets)
+        .with_context(|| format!("creating the run folder {name}"))?;
     let folder = writer.path().to_path_buf();
     let world: Box<dyn WorldPort> = Box::new(CoreWorld::new(sc, opts.seed));
     let recovery = effective_recovery(sc, opts)?;

@@ -82,6 +82,13 @@ impl Secrets {
         Secrets { values }
     }
 
+    /// These secrets and the values of the named environment variables (a model file's
+    /// `api_key_env`, whatever its name), whatever their length.
+    pub fn with_vars(self, names: &[String]) -> Self {
+        let extra = names.iter().filter_map(|n| std::env::var(n).ok());
+        Self::from_values(self.values.into_iter().chain(extra))
+    }
+
     /// The number of secret values.
     pub fn len(&self) -> usize {
         self.values.len()
@@ -183,11 +190,16 @@ impl RunWriter {
 
     /// Removes `<out>/<folder_name>/` if it exists, then creates it as [`RunWriter::create`].
     pub fn recreate(out: &Path, folder_name: &str) -> io::Result<RunWriter> {
+        Self::recreate_with_secrets(out, folder_name, Secrets::from_env())
+    }
+
+    /// As [`RunWriter::recreate`], with the given secrets.
+    pub fn recreate_with_secrets(out: &Path, folder_name: &str, secrets: Secrets) -> io::Result<RunWriter> {
         let folder = out.join(folder_name);
         if !folder_name.is_empty() && folder.is_dir() {
             fs::remove_dir_all(&folder)?;
         }
-        Self::create(out, folder_name)
+        Self::create_with_secrets(out, folder_name, secrets)
     }
 
     /// The run folder.
