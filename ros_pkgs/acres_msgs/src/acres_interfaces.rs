@@ -25,6 +25,7 @@ message! {
         /// The field (`F51`..`F60`).
         field: String,
         /// Fraction of the Scout loop covered, 0..1.
+        #[serde(with = "crate::json_float")]
         coverage: f64,
     }
 }
@@ -36,14 +37,19 @@ message! {
         /// Mission time on the simulation clock; frame `map`.
         header: Header,
         /// Position east, m.
+        #[serde(with = "crate::json_float")]
         x_m: f64,
         /// Position north, m.
+        #[serde(with = "crate::json_float")]
         y_m: f64,
         /// Heading, rad, counter-clockwise from east.
+        #[serde(with = "crate::json_float")]
         yaw_rad: f64,
         /// Speed over ground, m/s.
+        #[serde(with = "crate::json_float")]
         speed_mps: f64,
         /// Distance driven since the start, m.
+        #[serde(with = "crate::json_float")]
         odom_m: f64,
         /// The running skill; empty when idle.
         skill: String,
@@ -52,16 +58,20 @@ message! {
         /// `idle`, `running`, `holding` or `waiting`.
         state: String,
         /// Fraction of the running motion done, 0..1.
+        #[serde(with = "crate::json_float")]
         progress: f64,
         /// The running motion's target; empty when none.
         target: String,
         /// Metres left on the route, m; NaN when no motion runs.
+        #[serde(with = "crate::json_float")]
         remaining_m: f64,
         /// The obstacle distance ahead, m; +inf when clear.
+        #[serde(with = "crate::json_float")]
         ahead_m: f64,
         /// True while the shield holds the vehicle.
         shield_holding: bool,
         /// Since when the shield holds, s (mission time); NaN when not holding.
+        #[serde(with = "crate::json_float")]
         hold_since_s: f64,
         /// The interrupted motion's skill; empty when none.
         interrupted_skill: String,
@@ -74,6 +84,7 @@ message! {
         /// Fields scouted, in order.
         scouted: Vec<String>,
         /// Fuel energy used, estimated from the driven distance, MJ; NaN without cost tables.
+        #[serde(with = "crate::json_float")]
         energy_estimate_mj: f64,
     }
 }
@@ -98,22 +109,29 @@ message! {
         /// The motion's target (`skill_started`, `skill_ended`).
         target: String,
         /// The route's length at the start, m.
+        #[serde(with = "crate::json_float")]
         route_m: f64,
         /// Metres left on the route, m.
+        #[serde(with = "crate::json_float")]
         remaining_m: f64,
         /// Fraction of the motion done when it ended, 0..1.
+        #[serde(with = "crate::json_float")]
         progress: f64,
         /// The wait's length, s.
+        #[serde(with = "crate::json_float")]
         seconds: f64,
         /// The skill a resume continues; 0 otherwise.
         resumes_id: u64,
         /// The obstacle distance ahead (`shield_hold`, `shield_release`), m.
+        #[serde(with = "crate::json_float")]
         ahead_m: f64,
         /// The stopping distance at the hold's speed (`shield_hold`), m.
+        #[serde(with = "crate::json_float")]
         stopping_m: f64,
         /// Where the obstacle is in the map frame (`shield_hold`), m.
         hold_at: Point,
         /// How long the shield held (`shield_release`), s.
+        #[serde(with = "crate::json_float")]
         held_s: f64,
         /// Why a hold ended other than by a clear way (`shield_release`).
         why: String,
@@ -144,12 +162,16 @@ message! {
         /// `truck`, `person`, `tractor` or `car`.
         kind: String,
         /// Position east, m.
+        #[serde(with = "crate::json_float")]
         x_m: f64,
         /// Position north, m.
+        #[serde(with = "crate::json_float")]
         y_m: f64,
         /// Heading, rad, counter-clockwise from east.
+        #[serde(with = "crate::json_float")]
         yaw_rad: f64,
         /// When the LiDAR first returned points from it, s; NaN when never.
+        #[serde(with = "crate::json_float")]
         first_seen_s: f64,
     }
 }
@@ -169,6 +191,7 @@ message! {
         /// The object of the last contact; -1 when none.
         contact_object: i64,
         /// Fuel energy used since the start, MJ.
+        #[serde(with = "crate::json_float")]
         energy_mj: f64,
     }
 }
@@ -197,6 +220,7 @@ message! {
         /// Mission time of the request.
         request_stamp: Time,
         /// The time the call took, charged on the mission clock, s.
+        #[serde(with = "crate::json_float")]
         latency_s: f64,
         /// The call number, from 1.
         call: u64,
@@ -265,8 +289,10 @@ message! {
         /// The counterexample of a refusal; empty when accepted.
         counterexample: String,
         /// The planned time, s; NaN when not known.
+        #[serde(with = "crate::json_float")]
         planned_time_s: f64,
         /// The planned fuel energy, MJ; NaN when not known.
+        #[serde(with = "crate::json_float")]
         planned_energy_mj: f64,
     }
 }
@@ -282,8 +308,10 @@ message! {
         /// The field (scout); empty when not given.
         field: String,
         /// How long to wait, s; NaN when not given.
+        #[serde(with = "crate::json_float")]
         seconds: f64,
         /// The speed cap, m/s; NaN for none.
+        #[serde(with = "crate::json_float")]
         speed_cap_mps: f64,
     }
 }
@@ -306,10 +334,12 @@ message! {
     #[derive(Default)]
     SkillFeedback = "acres_interfaces" / "action" / "Skill_Feedback" {
         /// Fraction of the motion done, 0..1.
+        #[serde(with = "crate::json_float")]
         progress: f64,
         /// `idle`, `running`, `holding` or `waiting`.
         state: String,
         /// Metres left on the route, m; NaN without a route.
+        #[serde(with = "crate::json_float")]
         remaining_m: f64,
     }
 }

@@ -9,7 +9,8 @@
 //! Each message implements [`Message`]: its ROS name (`std_msgs/msg/Header`), its DDS name
 //! (`std_msgs::msg::dds_::Header_`), CDR with [`Message::encode`] and [`Message::decode`], and
 //! [`Message::schema_text`], the `.msg` text with its dependencies as rosbag2 writes it.
-//! The types also travel as JSON (serde; field names as in the `.msg` files).
+//! The types also travel as JSON (serde; field names as in the `.msg` files; NaN and infinite
+//! values of the fields that may hold them as `null`, `"inf"`, `"-inf"`: see [`json_float`]).
 //!
 //! ```
 //! use acres_msgs::{rosgraph_msgs::Clock, builtin_interfaces::Time, Message};
@@ -23,7 +24,7 @@
 //! Layout: `cdr` (the encoder and decoder), `schema` (schema text), `macros` (`message!`, one
 //! struct per message), `builtin`, `geometry`, `sensor`, `action_msgs`, `acres_interfaces` (the
 //! messages, one module per ROS package), `example` (deterministic example values),
-//! `msg/<pkg>/<Type>.msg` (the texts). This crate is a colcon package of its own (`ament_cargo`),
+//! `json_float` (JSON of non-finite floats), `msg/<pkg>/<Type>.msg` (the texts). This crate is a colcon package of its own (`ament_cargo`),
 //! so its manifest inherits nothing from the workspace.
 
 #![forbid(unsafe_code)]
@@ -35,6 +36,7 @@ mod builtin;
 pub mod cdr;
 pub mod example;
 mod geometry;
+pub mod json_float;
 mod macros;
 pub mod schema;
 mod sensor;

@@ -72,22 +72,31 @@ pub mod sensor_msgs {
             /// The time of the first ray and the sensor's frame.
             header: Header,
             /// The first ray's angle, rad, counter-clockwise from x.
+            #[serde(with = "crate::json_float")]
             angle_min: f32,
             /// The last ray's angle, rad.
+            #[serde(with = "crate::json_float")]
             angle_max: f32,
             /// The angle between rays, rad.
+            #[serde(with = "crate::json_float")]
             angle_increment: f32,
             /// The time between rays, s.
+            #[serde(with = "crate::json_float")]
             time_increment: f32,
             /// The time between scans, s.
+            #[serde(with = "crate::json_float")]
             scan_time: f32,
             /// The shortest valid range, m.
+            #[serde(with = "crate::json_float")]
             range_min: f32,
             /// The longest valid range, m.
+            #[serde(with = "crate::json_float")]
             range_max: f32,
             /// The ranges, m (+inf: no return).
+            #[serde(with = "crate::json_float::vec")]
             ranges: Vec<f32>,
             /// Intensities in the device's unit; empty when none.
+            #[serde(with = "crate::json_float::vec")]
             intensities: Vec<f32>,
         }
     }

@@ -106,3 +106,39 @@ fn time_from_seconds_floors_and_keeps_nanoseconds_in_range() {
     assert_eq!(Time::from_secs_f64(12.5).as_secs_f64(), 12.5);
     assert_eq!(Time::from_secs_f64(f64::NAN), Time::default());
 }
+
+#[test]
+fn nan_and_infinities_travel_in_json_and_come_back() {
+    use acres_msgs::acres_interfaces::Observation;
+    use acres_msgs::sensor_msgs::LaserScan;
+    let obs = Observation {
+        remaining_m: f64::NAN,
+        ahead_m: f64::INFINITY,
+        hold_since_s: f64::NEG_INFINITY,
+        energy_estimate_mj: 1.25,
+        ..Default::default()
+    };
+    let json = serde_json::to_value(&obs).expect("serializes");
+    assert_eq!(json["remaining_m"], serde_json::Value::Null);
+    assert_eq!(json["ahead_m"], "inf");
+    assert_eq!(json["hold_since_s"], "-inf");
+    assert_eq!(json["energy_estimate_mj"], 1.25);
+    let back: Observation = serde_json::from_value(json).expect("deserializes");
+    assert!(back.remaining_m.is_nan());
+    assert_eq!((back.ahead_m, back.hold_since_s), (f64::INFINITY, f64::NEG_INFINITY));
+    // CDR carries the same bits.
+    assert_eq!(Observation::decode(&obs.encode()).expect("decodes").encode(), obs.encode());
+
+    let scan = LaserScan {
+        ranges: vec![1.5, f32::INFINITY, f32::NAN],
+        range_max: f32::INFINITY,
+        ..Default::default()
+    };
+    let text = serde_json::to_string(&scan).expect("serializes");
+    assert!(text.contains(r#""ranges":[1.5,"inf",null]"#), "{text}");
+    let back: LaserScan = serde_json::from_str(&text).expect("deserializes");
+    assert_eq!(back.ranges[..2], [1.5, f32::INFINITY]);
+    assert!(back.ranges[2].is_nan());
+    assert_eq!(back.range_max, f32::INFINITY);
+    assert!(serde_json::from_str::<LaserScan>(&text.replace(r#""inf""#, r#""far""#)).is_err());
+}
