@@ -18,10 +18,6 @@ pub const WINDOW_S: f64 = 60.0;
 /// the server's count of 60 s must hold too.
 pub const MARGIN_S: f64 = 0.1;
 
-/// A margin on the window, s: a request reaches the server a little after it leaves the gate, and
-/// the server's count of 60 s must hold too.
-pub const MARGIN_S: f64 = 0.1;
-
 /// A shared gate.
 #[derive(Debug, Clone)]
 pub struct Gate {
