@@ -490,6 +490,25 @@ mod tests {
     }
 
     #[test]
+    fn effort_and_the_output_limit_follow_the_model_file() {
+        let text = "provider = \"openai\"\nmodel = \"m\"\neffort = \"high\"\neffort_field = \"chat_template_kwargs.enable_thinking\"\nmax_tokens_param = \"max_completion_tokens\"\nmax_output_tokens = 77\n[effort_map]\nhigh = true\n";
+        let cfg = ModelConfig::parse(text, std::path::Path::new("m.toml")).unwrap();
+        let mut b = json!({"model": "m"});
+        apply_settings(&mut b, &cfg, "max_tokens");
+        assert_eq!(
+            b,
+            json!({"model": "m", "max_completion_tokens": 77, "chat_template_kwargs": {"enable_thinking": true}})
+        );
+        // Without a map entry the word itself is sent.
+        let text =
+            "provider = \"openai\"\nmodel = \"m\"\neffort = \"low\"\neffort_field = \"reasoning_effort\"\n";
+        let cfg = ModelConfig::parse(text, std::path::Path::new("m.toml")).unwrap();
+        let mut b = json!({});
+        apply_settings(&mut b, &cfg, "max_tokens");
+        assert_eq!(b, json!({"max_tokens": 4096, "reasoning_effort": "low"}));
+    }
+
+    #[test]
     fn png_size_reads_the_header() {
         let mut pic = Vec::new();
         {
