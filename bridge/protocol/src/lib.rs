@@ -1,0 +1,167 @@
+//! The link between the bridge node (ROS 2 side) and the harness: one TCP connection, UTF-8
+//! JSON, one object per line, every object with a `"type"`. This crate is the only code that
+//! knows that format; the bridge node and the harness's link world both go through
+//! [`encode`] and [`decode`]. `docs/link-protocol.md` has an example of every message.
+//!
+//! The conversation:
+//!
+//! 1. The harness connects; the bridge sends [`Hello`] (its protocol version, whether a token
+//!    is needed, whether a simulator's truth is published).
+//! 2. The harness sends [`Attach`] (its version, the token if any). A version that differs, a
+//!    token that is wrong or missing, or a second harness while one is attached gets
+//!    [`Refused`] (naming both versions, or the reason) and the socket is closed; nothing is
+//!    executed. Otherwise the bridge sends [`Welcome`].
+//! 3. The bridge sends a [`Step`] for each observation of the vehicle (with the skill server's
+//!    events since the last step, and the newest sweep when one arrived), [`SkillReply`] to each
+//!    [`SkillRequest`], and [`Pong`] to each [`Ping`]. The harness sends [`Beat`] every 0.2 s
+//!    (the bridge publishes one heartbeat for each), [`Ping`] to measure the link, [`Cancel`],
+//!    and [`End`] when it is done (the bridge then cancels every goal it sent).
+//! 4. A line the bridge cannot read gets [`ErrorLine`] and the link stays usable; a line longer
+//!    than [`MAX_LINE_BYTES`] is answered the same way and skipped.
+//!
+//! Points travel packed: little-endian `f32` x, y, z, intensity per point, base64 — never as
+//! JSON numbers ([`Sweep::pack`], [`Sweep::unpack`]).
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod messages;
+mod sweep;
+
+pub use messages::*;
+pub use sweep::{Sweep, SweepError, FIELDS_PER_POINT};
+
+/// The protocol version, checked at `hello`/`attach`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The longest line either side reads, bytes (a 14,400-point sweep is about 310 kB).
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// The harness's beat period, s.
+pub const BEAT_PERIOD_S: f64 = 0.2;
+
+/// A ping without a pong for this long means the link is lost, s.
+pub const PONG_TIMEOUT_S: f64 = 2.0;
+
+/// The default TCP port of the bridge.
+pub const DEFAULT_PORT: u16 = 5630;
+
+/// A line that cannot be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LineError {
+    /// The line is longer than [`MAX_LINE_BYTES`].
+    #[error("the line has {len} bytes, more than the {max} a line may have")]
+    Oversized {
+        /// Its length, bytes.
+        len: usize,
+        /// The limit, bytes.
+        max: usize,
+    },
+    /// Not a JSON object, or a field of the wrong type, or a missing or unknown field.
+    #[error("malformed line: {0}")]
+    Malformed(String),
+    /// A `type` this side does not know.
+    #[error("unknown message type \"{0}\"")]
+    UnknownType(String),
+}
+
+impl LineError {
+    /// The code of the [`ErrorLine`] that answers it.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            LineError::Oversized { .. } => ErrorCode::Oversized,
+            LineError::Malformed(_) => ErrorCode::Malformed,
+            LineError::UnknownType(_) => ErrorCode::UnknownType,
+        }
+    }
+}
+
+/// Encodes one message as one line, with its `\n`.
+pub fn encode<M: serde::Serialize>(msg: &M) -> String {
+    let mut s = serde_json::to_string(msg).expect("link messages always serialize");
+    s.push('\n');
+    s
+}
+
+/// Decodes one line (with or without its `\n`) as a message of one direction
+/// ([`FromBridge`] or [`FromHarness`]).
+pub fn decode<M: serde::de::DeserializeOwned>(line: &str) -> Result<M, LineError> {
+    if line.len() > MAX_LINE_BYTES {
+        return Err(LineError::Oversized { len: line.len(), max: MAX_LINE_BYTES });
+    }
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    serde_json::from_str(line).map_err(|e| {
+        let msg = e.to_string();
+        match unknown_variant(&msg) {
+            Some(t) => LineError::UnknownType(t),
+            None => LineError::Malformed(msg),
+        }
+    })
+}
+
+/// The type named in serde's "unknown variant `x`" message.
+fn unknown_variant(msg: &str) -> Option<String> {
+    let rest = msg.strip_prefix("unknown variant `")?;
+    Some(rest.split('`').next()?.to_string())
+}
+
+/// Compares a token given with the expected one in time that depends only on the length of the
+/// given one, not on where they differ.
+pub fn token_matches(given: &str, expected: &str) -> bool {
+    let (g, e) = (given.as_bytes(), expected.as_bytes());
+    let mut diff = (g.len() ^ e.len()) as u8 | u8::from(g.len() != e.len());
+    for (i, b) in g.iter().enumerate() {
+        diff |= b ^ e.get(i % e.len().max(1)).copied().unwrap_or(0);
+    }
+    diff == 0 && !e.is_empty()
+}
+
+/// The refusal text of a version mismatch, naming both versions.
+pub fn version_mismatch(bridge: u32, harness: u32) -> String {
+    format!(
+        "protocol version mismatch: the bridge speaks version {bridge}, the harness speaks version {harness}"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_match_only_when_equal() {
+        assert!(token_matches("s3cret-token", "s3cret-token"));
+        assert!(!token_matches("s3cret-tokeN", "s3cret-token"));
+        assert!(!token_matches("s3cret", "s3cret-token"));
+        assert!(!token_matches("s3cret-token-and-more", "s3cret-token"));
+        assert!(!token_matches("", "s3cret-token"));
+        assert!(!token_matches("", ""));
+    }
+
+    #[test]
+    fn bad_lines_are_told_apart() {
+        assert!(
+            matches!(decode::<FromHarness>("{\"type\": \"fly\"}"), Err(LineError::UnknownType(t)) if t == "fly")
+        );
+        assert!(matches!(decode::<FromHarness>("not json"), Err(LineError::Malformed(_))));
+        assert!(matches!(decode::<FromHarness>("{\"type\": \"beat\"}"), Err(LineError::Malformed(_))));
+        assert!(matches!(
+            decode::<FromHarness>("{\"type\": \"beat\", \"n\": 1, \"x\": 2}"),
+            Err(LineError::Malformed(_))
+        ));
+        let long = format!("{{\"type\": \"beat\", \"n\": 1, \"pad\": \"{}\"}}", "x".repeat(MAX_LINE_BYTES));
+        assert!(matches!(decode::<FromHarness>(&long), Err(LineError::Oversized { .. })));
+        assert_eq!(
+            decode::<FromHarness>("{\"type\": \"beat\", \"n\": 7}\r\n"),
+            Ok(FromHarness::Beat(Beat { n: 7 }))
+        );
+    }
+
+    #[test]
+    fn a_mismatch_names_both_versions() {
+        assert_eq!(
+            version_mismatch(1, 2),
+            "protocol version mismatch: the bridge speaks version 1, the harness speaks version 2"
+        );
+    }
+}

@@ -1,0 +1,54 @@
+//! Every example line of `docs/link-protocol.md` decodes as a message of its section's direction,
+//! and every message type of both directions has an example there.
+
+use std::collections::BTreeSet;
+
+use acres_link_protocol::{decode, FromBridge, FromHarness};
+
+#[test]
+fn every_documented_line_decodes_and_every_type_is_documented() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/link-protocol.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let (mut section, mut in_block) = ("", false);
+    let mut seen: BTreeSet<String> = BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("### From the bridge") {
+            section = "bridge";
+        } else if line.starts_with("### From the harness") {
+            section = "harness";
+        } else if line.starts_with("```json") {
+            in_block = true;
+        } else if line.starts_with("```") {
+            in_block = false;
+        } else if in_block {
+            let ty = match section {
+                "bridge" => decode::<FromBridge>(line).map(|_| ()),
+                "harness" => decode::<FromHarness>(line).map(|_| ()),
+                _ => panic!("line {}: an example outside a direction's section", i + 1),
+            };
+            ty.unwrap_or_else(|e| panic!("docs/link-protocol.md:{}: {e}", i + 1));
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            seen.insert(format!("{section}:{}", v["type"].as_str().unwrap()));
+        }
+    }
+    let want: BTreeSet<String> = [
+        "bridge:hello",
+        "bridge:welcome",
+        "bridge:refused",
+        "bridge:step",
+        "bridge:reply",
+        "bridge:result",
+        "bridge:pong",
+        "bridge:error",
+        "harness:attach",
+        "harness:skill",
+        "harness:cancel",
+        "harness:beat",
+        "harness:ping",
+        "harness:end",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(seen, want);
+}
