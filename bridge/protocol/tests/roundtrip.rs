@@ -14,7 +14,7 @@ fn bridge_msgs(seed: u64) -> Vec<FromBridge> {
         FromBridge::Hello(Hello {
             version: PROTOCOL_VERSION,
             bridge: "acres_bridge 0.1".into(),
-            token_required: seed % 2 == 0,
+            token_required: seed.is_multiple_of(2),
             truth: true,
         }),
         FromBridge::Welcome(Welcome { t_s: seed as f64 * 0.05 }),
@@ -23,8 +23,8 @@ fn bridge_msgs(seed: u64) -> Vec<FromBridge> {
             seq: seed,
             observation: Observation::example(g),
             events: (0..seed % 3).map(|_| SkillEvent::example(g)).collect(),
-            sweep: (seed % 2 == 1).then(|| Sweep::pack(1.5, &pts)),
-            truth: (seed % 3 == 0).then(|| SimTruth::example(g)),
+            sweep: (!seed.is_multiple_of(2)).then(|| Sweep::pack(1.5, &pts)),
+            truth: seed.is_multiple_of(3).then(|| SimTruth::example(g)),
             dropped_sweeps: seed / 3,
         }),
         FromBridge::Reply(SkillReply {
@@ -52,10 +52,10 @@ fn harness_msgs(seed: u64) -> Vec<FromHarness> {
         FromHarness::Attach(Attach {
             version: PROTOCOL_VERSION,
             harness: "acres-harness 0.1".into(),
-            token: (seed % 2 == 0).then(|| "t0ken".into()),
+            token: seed.is_multiple_of(2).then(|| "t0ken".into()),
         }),
         FromHarness::Skill(SkillRequest { id: seed, goal: SkillGoal::example(g) }),
-        FromHarness::Cancel(Cancel { id: (seed % 2 == 0).then_some(seed) }),
+        FromHarness::Cancel(Cancel { id: seed.is_multiple_of(2).then_some(seed) }),
         FromHarness::Beat(Beat { n: seed }),
         FromHarness::Ping(Ping { n: seed }),
         FromHarness::End(End { cause: "done".into() }),
