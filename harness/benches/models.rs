@@ -32,7 +32,12 @@ fn config(provider: &str, url: &str) -> ModelConfig {
     ModelConfig::parse(&text, Path::new("bench.toml")).expect("a bench model file")
 }
 
-fn overhead<W: Wire + 'static>(name: &str, cfg: ModelConfig, wire: W, wire2: W) {
+/// Calls of one session in the overhead measurement (a wake-up's worth of a long run).
+const CALLS: usize = 40;
+/// Sessions measured.
+const SESSIONS: usize = 8;
+
+fn overhead<W: Wire + 'static>(name: &str, cfg: ModelConfig, new_wire: impl Fn() -> W) {
     let tools =
         acres_harness::tools::tools_for(Mode::Visual, acres_harness::runlog::rows::Profile::Vehicle, false);
     let png = Arc::new(picture_png());
@@ -47,46 +52,48 @@ fn overhead<W: Wire + 'static>(name: &str, cfg: ModelConfig, wire: W, wire2: W) 
         is_error: false,
     };
     let cfg = Arc::new(cfg);
-    let mut s = ChatSession::new(cfg.clone(), wire, None, None, &tools);
     let mut report = |_| {};
-    let n = 300;
     let t0 = Instant::now();
-    for i in 0..n {
-        let blocks = if i == 0 {
-            vec![wake.clone(), Block::Image { frame: "f0001".into(), png: png.clone() }]
-        } else {
-            vec![result.clone()]
-        };
-        s.send(&blocks, &mut CallCtx { limit_s: 30.0, report: &mut report }).expect("the stub answers");
+    for _ in 0..SESSIONS {
+        let mut s = ChatSession::new(cfg.clone(), new_wire(), None, None, &tools);
+        for i in 0..CALLS {
+            let blocks = if i == 0 {
+                vec![wake.clone(), Block::Image { frame: "f0001".into(), png: png.clone() }]
+            } else {
+                vec![result.clone()]
+            };
+            s.send(&blocks, &mut CallCtx { limit_s: 30.0, report: &mut report }).expect("the stub answers");
+        }
     }
-    let round_trip_ms = t0.elapsed().as_secs_f64() * 1e3 / n as f64;
-    // The client's own work on the same history, without the network: the body it builds and
-    // the reply it reads, per call.
-    let mut w = wire2;
-    w.push(
-        vec![Part::Text("Wake-up 1".into()), Part::Image { frame: "f0001".into(), png }],
-        &cfg.capabilities,
-    );
+    let round_trip_ms = t0.elapsed().as_secs_f64() * 1e3 / (SESSIONS * CALLS) as f64;
+    // The client's own work on the same histories, without the network: the body it builds,
+    // the reply it reads, the history it keeps, per call.
     let reply = json!({"choices": [{"finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
         "tool_calls": [{"id": "c", "type": "function", "function": {"name": "read", "arguments": "{\"what\":\"vehicle\"}"}}]}}],
         "content": [{"type": "tool_use", "id": "c", "name": "read", "input": {"what": "vehicle"}}], "stop_reason": "tool_use",
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "input_tokens": 10, "output_tokens": 5}});
     let reply_bytes = serde_json::to_vec(&reply).unwrap();
     let t0 = Instant::now();
-    for _ in 0..n {
-        let body = serde_json::to_vec(&w.body(&cfg)).unwrap();
-        std::hint::black_box(&body);
-        let v: serde_json::Value = serde_json::from_slice(&reply_bytes).unwrap();
-        let p = w.parse(&v).unwrap();
-        std::hint::black_box(p);
+    for _ in 0..SESSIONS {
+        let mut w = new_wire();
         w.push(
-            vec![Part::ToolResult { call_id: "c".into(), content: "{\"x\":1}".into(), is_error: false }],
+            vec![Part::Text("Wake-up 1".into()), Part::Image { frame: "f0001".into(), png: png.clone() }],
             &cfg.capabilities,
         );
+        for _ in 0..CALLS {
+            std::hint::black_box(w.body(&cfg));
+            let v: serde_json::Value = serde_json::from_slice(&reply_bytes).unwrap();
+            let p = w.parse(&v).unwrap();
+            w.push_assistant(p.assistant);
+            w.push(
+                vec![Part::ToolResult { call_id: "c".into(), content: "{\"x\":1}".into(), is_error: false }],
+                &cfg.capabilities,
+            );
+        }
     }
-    let own_ms = t0.elapsed().as_secs_f64() * 1e3 / n as f64;
+    let own_ms = t0.elapsed().as_secs_f64() * 1e3 / (SESSIONS * CALLS) as f64;
     println!(
-        "overhead {name}: round trip {round_trip_ms:.3} ms per call on loopback (client + stub); client's own work {own_ms:.3} ms per call ({:.0}% of the 1 ms target)",
+        "overhead {name}: {CALLS}-call sessions with a picture: round trip {round_trip_ms:.3} ms per call on loopback (client + stub server); client's own work {own_ms:.3} ms per call ({:.0}% of the 1 ms target)",
         own_ms * 100.0
     );
 }
@@ -181,18 +188,8 @@ fn main() {
     let tools =
         acres_harness::tools::tools_for(Mode::Visual, acres_harness::runlog::rows::Profile::Vehicle, false);
     let sys = "You plan the missions of an agricultural vehicle.";
-    overhead(
-        "openai",
-        config("openai", &stub.url()),
-        OpenAiWire::new("stub-model", sys, &tools),
-        OpenAiWire::new("stub-model", sys, &tools),
-    );
-    overhead(
-        "anthropic",
-        config("anthropic", &stub.url()),
-        AnthropicWire::new("stub-model", sys, &tools),
-        AnthropicWire::new("stub-model", sys, &tools),
-    );
+    overhead("openai", config("openai", &stub.url()), || OpenAiWire::new("stub-model", sys, &tools));
+    overhead("anthropic", config("anthropic", &stub.url()), || AnthropicWire::new("stub-model", sys, &tools));
     drop(stub);
     concurrent_scaling(&root);
 }

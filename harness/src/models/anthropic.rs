@@ -11,7 +11,7 @@
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::chat::{apply_settings, Parsed, Part, Wire};
+use super::chat::{apply_settings, body_bytes, Parsed, Part, Wire};
 use super::config::{Capabilities, ModelConfig};
 use crate::runlog::rows::{Stop, ToolCall, ToolDef, Usage};
 
@@ -90,16 +90,16 @@ impl Wire for AnthropicWire {
         self.messages.push(assistant);
     }
 
-    fn body(&self, cfg: &ModelConfig) -> Value {
-        let mut body = json!({"model": self.model, "system": self.system, "messages": self.messages});
+    fn body(&self, cfg: &ModelConfig) -> Vec<u8> {
+        let mut rest = json!({});
         if !self.tools.is_empty() {
-            body["tools"] = json!(self.tools);
+            rest["tools"] = json!(self.tools);
             if !cfg.capabilities.parallel_tool_calls {
-                body["tool_choice"] = json!({"type": "auto", "disable_parallel_tool_use": true});
+                rest["tool_choice"] = json!({"type": "auto", "disable_parallel_tool_use": true});
             }
         }
-        apply_settings(&mut body, cfg, "max_tokens");
-        body
+        apply_settings(&mut rest, cfg, "max_tokens");
+        body_bytes(&self.model, Some(&self.system), &self.messages, rest)
     }
 
     fn url(&self, base_url: &str) -> String {

@@ -70,8 +70,8 @@ pub trait Wire: Send {
     fn push(&mut self, parts: Vec<Part>, caps: &Capabilities);
     /// Appends the assistant turn of a reply.
     fn push_assistant(&mut self, assistant: Value);
-    /// The request body.
-    fn body(&self, cfg: &ModelConfig) -> Value;
+    /// The request body, serialized (the history is not copied).
+    fn body(&self, cfg: &ModelConfig) -> Vec<u8>;
     /// The request URL.
     fn url(&self, base_url: &str) -> String;
     /// The request headers (the key among them; never logged).
@@ -346,7 +346,7 @@ impl<W: Wire> Session for ChatSession<W> {
                     return Err(self.fail(ModelErrorKind::Limit, format!("the call gate failed: {e}"), 0.0));
                 }
             }
-            let body = serde_json::to_vec(&self.wire.body(&cfg)).unwrap_or_default();
+            let body = self.wire.body(&cfg);
             let limit_bound = ctx.limit_s <= cfg.timeout_s;
             let timeout_s = ctx.limit_s.min(cfg.timeout_s);
             let failure = match http::send(reqwest::Method::POST, &url, &headers, Some(body), timeout_s) {
@@ -430,6 +430,27 @@ fn retry_after(f: &TryFailure) -> Option<f64> {
         TryFailure::Status { retry_after_s, .. } => *retry_after_s,
         _ => None,
     }
+}
+
+/// A request body borrowing the history: `model`, `system` (when given), `messages`, then the
+/// rest (tools, settings) in order.
+#[derive(serde::Serialize)]
+struct BodyRef<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    messages: &'a [Value],
+    #[serde(flatten)]
+    rest: serde_json::Map<String, Value>,
+}
+
+/// Serializes a request body without copying the history.
+pub fn body_bytes(model: &str, system: Option<&str>, messages: &[Value], rest: Value) -> Vec<u8> {
+    let rest = match rest {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    serde_json::to_vec(&BodyRef { model, system, messages, rest }).unwrap_or_default()
 }
 
 /// Sets a dotted field (`a.b.c`) of a JSON object.

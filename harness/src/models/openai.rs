@@ -12,7 +12,7 @@
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
-use super::chat::{apply_settings, Parsed, Part, Wire};
+use super::chat::{apply_settings, body_bytes, Parsed, Part, Wire};
 use super::config::{Capabilities, ModelConfig};
 use super::repair::split_think;
 use crate::runlog::rows::{Stop, ToolCall, ToolDef, Usage};
@@ -98,17 +98,17 @@ impl Wire for OpenAiWire {
         self.messages.push(assistant);
     }
 
-    fn body(&self, cfg: &ModelConfig) -> Value {
-        let mut body = json!({"model": self.model, "messages": self.messages});
+    fn body(&self, cfg: &ModelConfig) -> Vec<u8> {
+        let mut rest = json!({});
         if !self.tools.is_empty() {
-            body["tools"] = json!(self.tools);
-            body["tool_choice"] = json!("auto");
+            rest["tools"] = json!(self.tools);
+            rest["tool_choice"] = json!("auto");
             if !cfg.capabilities.parallel_tool_calls {
-                body["parallel_tool_calls"] = json!(false);
+                rest["parallel_tool_calls"] = json!(false);
             }
         }
-        apply_settings(&mut body, cfg, "max_tokens");
-        body
+        apply_settings(&mut rest, cfg, "max_tokens");
+        body_bytes(&self.model, None, &self.messages, rest)
     }
 
     fn url(&self, base_url: &str) -> String {
