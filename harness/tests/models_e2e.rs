@@ -348,3 +348,52 @@ fn the_wire_shape_of_anthropic_requests_is_pinned() {
     insta::assert_json_snapshot!("anthropic_first_request", reqs[0]);
     insta::assert_json_snapshot!("anthropic_second_request_messages", reqs[1]["messages"]);
 }
+
+#[test]
+fn parallel_runs_bounds_the_runs_that_use_the_service_at_once() {
+    let dir = tmp("parallel");
+    let turns = json!([
+        {"tool_calls": [{"name": "read", "arguments": {"what": "vehicle"}}]},
+        {"tool_calls": [{"name": "read", "arguments": {"what": "budget"}}]},
+        {"content": "Nothing more."}
+    ]);
+    let stub = StubProc::start(&dir, json!({"then": "done", "delay_s": 0.2, "turns": turns}));
+    let scenarios = [
+        "scenarios/t1_01_one_field.json",
+        "scenarios/t1_02_three_fields_deadline.json",
+        "scenarios/t1_03_time_limit_excludes_a_field.json",
+    ];
+    let order = |parallel: &str, flag: &str| -> Vec<String> {
+        let mf = model_file(
+            &dir,
+            &format!("par{parallel}{}", flag.trim_start_matches('-')),
+            Proto::OpenAi,
+            &stub.url,
+            "",
+            &format!("[limits]\nparallel_runs = {parallel}"),
+        );
+        let out = dir.join(format!("runs{parallel}{flag}"));
+        let before = stub.requests().len();
+        let mut args =
+            run_args(scenarios[0], mf.to_str().unwrap(), "text", out.to_str().unwrap(), &[flag, "3"]);
+        for s in &scenarios[1..] {
+            args.extend_from_slice(&["--scenario", s]);
+        }
+        let _ = harness(&args);
+        stub.requests()[before..]
+            .iter()
+            .map(|r| r["body"]["messages"][1]["content"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    // One run at a time: each conversation's three requests come together.
+    for flag in ["--concurrent", "--workers"] {
+        let seq = order("1", flag);
+        assert_eq!(seq.len(), 9, "{flag}");
+        for block in seq.chunks(3) {
+            assert!(block.iter().all(|k| *k == block[0]), "{flag}: runs overlapped: {seq:?}");
+        }
+    }
+    // Three at a time: the conversations interleave.
+    let seq = order("3", "--concurrent");
+    assert!(seq.chunks(3).any(|b| b.iter().any(|k| *k != b[0])), "three runs at once interleave: {seq:?}");
+}
