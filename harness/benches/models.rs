@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use acres_harness::models::chat::{ChatSession, Part, Wire};
+use acres_harness::models::chat::{ChatSession, Wire};
 use acres_harness::models::config::ModelConfig;
 use acres_harness::models::stub::script::Script;
 use acres_harness::models::{anthropic::AnthropicWire, openai::OpenAiWire};
@@ -77,7 +77,7 @@ fn overhead<W: Wire + 'static>(name: &str, cfg: ModelConfig, new_wire: impl Fn()
     for _ in 0..SESSIONS {
         let mut w = new_wire();
         w.push(
-            vec![Part::Text("Wake-up 1".into()), Part::Image { frame: "f0001".into(), png: png.clone() }],
+            vec![Block::Text("Wake-up 1".into()), Block::Image { frame: "f0001".into(), png: png.clone() }],
             &cfg.capabilities,
         );
         for _ in 0..CALLS {
@@ -86,7 +86,7 @@ fn overhead<W: Wire + 'static>(name: &str, cfg: ModelConfig, new_wire: impl Fn()
             let p = w.parse(&v).unwrap();
             w.push_assistant(p.assistant);
             w.push(
-                vec![Part::ToolResult { call_id: "c".into(), content: "{\"x\":1}".into(), is_error: false }],
+                vec![Block::ToolResult { call_id: "c".into(), content: "{\"x\":1}".into(), is_error: false }],
                 &cfg.capabilities,
             );
         }

@@ -11,8 +11,9 @@
 use base64::Engine;
 use serde_json::{json, Value};
 
-use super::chat::{apply_settings, body_bytes, Parsed, Part, Wire};
+use super::chat::{apply_settings, body_bytes, Parsed, Wire};
 use super::config::{Capabilities, ModelConfig};
+use crate::planner::Block;
 use crate::runlog::rows::{Stop, ToolCall, ToolDef, Usage};
 
 /// The API version header value.
@@ -43,16 +44,16 @@ fn image_block(png: &[u8]) -> Value {
 }
 
 impl Wire for AnthropicWire {
-    fn push(&mut self, parts: Vec<Part>, caps: &Capabilities) {
+    fn push(&mut self, parts: Vec<Block>, caps: &Capabilities) {
         let mut results: Vec<Value> = Vec::new();
         let mut rest: Vec<Value> = Vec::new();
         for p in parts {
             match p {
-                Part::Text(t) => rest.push(json!({"type": "text", "text": t})),
-                Part::ToolResult { call_id, content, is_error } => results.push(json!({
+                Block::Text(t) => rest.push(json!({"type": "text", "text": t})),
+                Block::ToolResult { call_id, content, is_error } => results.push(json!({
                     "type": "tool_result", "tool_use_id": call_id,
                     "content": [{"type": "text", "text": content}], "is_error": is_error})),
-                Part::Image { frame, png } if !results.is_empty() && caps.images_in_tool_results => {
+                Block::Image { frame, png } if !results.is_empty() && caps.images_in_tool_results => {
                     let target = results
                         .iter()
                         .rposition(|r| {
@@ -63,7 +64,7 @@ impl Wire for AnthropicWire {
                         a.push(image_block(&png));
                     }
                 }
-                Part::Image { frame, png } => {
+                Block::Image { frame, png } => {
                     if !results.is_empty() {
                         rest.push(json!({"type": "text", "text": format!("Picture {frame}:")}));
                     }
@@ -166,9 +167,7 @@ impl Wire for AnthropicWire {
         &mut self.messages
     }
 
-    fn is_picture(part: &Value) -> bool {
-        part.get("type").and_then(Value::as_str) == Some("image")
-    }
+    const PICTURE_TYPE: &'static str = "image";
 }
 
 #[cfg(test)]
@@ -200,11 +199,11 @@ mod tests {
     fn user_turns_merge_and_results_come_first() {
         let mut w = AnthropicWire::new("m", "sys", &[]);
         let caps = Capabilities::default();
-        w.push(vec![Part::Text("a".into())], &caps);
+        w.push(vec![Block::Text("a".into())], &caps);
         w.push(
             vec![
-                Part::Text("b".into()),
-                Part::ToolResult { call_id: "x".into(), content: "{}".into(), is_error: false },
+                Block::Text("b".into()),
+                Block::ToolResult { call_id: "x".into(), content: "{}".into(), is_error: false },
             ],
             &caps,
         );

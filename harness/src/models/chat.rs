@@ -21,29 +21,6 @@ use super::repair;
 use crate::planner::{Block, CallCtx, CallEvent, ModelError, ModelErrorKind, Repairs, Reply, Session};
 use crate::runlog::rows::{Stop, ToolCall, ToolDef, Usage};
 
-/// One block in the provider-neutral form the wires take.
-#[derive(Debug, Clone)]
-pub enum Part {
-    /// Text of the user (wake messages, reminders, text forms of pictures and results).
-    Text(String),
-    /// A picture.
-    Image {
-        /// The frame identifier.
-        frame: String,
-        /// The PNG.
-        png: Arc<Vec<u8>>,
-    },
-    /// The result of a native tool call.
-    ToolResult {
-        /// The call id.
-        call_id: String,
-        /// The JSON text.
-        content: String,
-        /// An error result.
-        is_error: bool,
-    },
-}
-
 /// What a wire read from a 2xx body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Parsed {
@@ -67,7 +44,7 @@ pub struct Parsed {
 pub trait Wire: Send {
     /// Appends new parts to the history (pictures after tool results go where the capabilities
     /// say).
-    fn push(&mut self, parts: Vec<Part>, caps: &Capabilities);
+    fn push(&mut self, parts: Vec<Block>, caps: &Capabilities);
     /// Appends the assistant turn of a reply.
     fn push_assistant(&mut self, assistant: Value);
     /// The request body, serialized (the history is not copied).
@@ -80,10 +57,16 @@ pub trait Wire: Send {
     fn parse(&self, body: &Value) -> Result<Parsed, String>;
     /// The history, for the picture rules (the wire's own JSON).
     fn history_mut(&mut self) -> &mut Vec<Value>;
+    /// The `type` of a picture part in this wire's JSON.
+    const PICTURE_TYPE: &'static str;
+
     /// Whether a JSON part is a picture of this wire.
     fn is_picture(part: &Value) -> bool
     where
-        Self: Sized;
+        Self: Sized,
+    {
+        part.get("type").and_then(Value::as_str) == Some(Self::PICTURE_TYPE)
+    }
 }
 
 /// The text that stands for a dropped picture.
@@ -177,33 +160,33 @@ impl<W: Wire> ChatSession<W> {
         None
     }
 
-    fn parts(&mut self, blocks: &[Block]) -> Vec<Part> {
+    fn parts(&mut self, blocks: &[Block]) -> Vec<Block> {
         let mut parts = Vec::new();
         for b in blocks {
             match b {
                 Block::Text(t) => {
                     self.pending_chars += t.len();
-                    parts.push(Part::Text(t.clone()));
+                    parts.push(Block::Text(t.clone()));
                 }
                 Block::Image { frame, png } => match self.picture_refusal(png) {
                     Some(why) => {
                         self.repairs.pictures_dropped += 1;
                         let line = picture_line(frame, &why);
                         self.pending_chars += line.len();
-                        parts.push(Part::Text(line));
+                        parts.push(Block::Text(line));
                     }
                     None => {
                         self.pending_pictures += 1;
                         self.frames.push(frame.clone());
-                        parts.push(Part::Image { frame: frame.clone(), png: png.clone() });
+                        parts.push(Block::Image { frame: frame.clone(), png: png.clone() });
                     }
                 },
                 Block::ToolResult { call_id, content, is_error } => {
                     self.pending_chars += content.len() + call_id.len();
                     if self.text_calls {
-                        parts.push(Part::Text(format!("Tool result for call {call_id}:\n{content}")));
+                        parts.push(Block::Text(format!("Tool result for call {call_id}:\n{content}")));
                     } else {
-                        parts.push(Part::ToolResult {
+                        parts.push(Block::ToolResult {
                             call_id: call_id.clone(),
                             content: content.clone(),
                             is_error: *is_error,

@@ -12,9 +12,10 @@
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
-use super::chat::{apply_settings, body_bytes, Parsed, Part, Wire};
+use super::chat::{apply_settings, body_bytes, Parsed, Wire};
 use super::config::{Capabilities, ModelConfig};
 use super::repair::split_think;
+use crate::planner::Block;
 use crate::runlog::rows::{Stop, ToolCall, ToolDef, Usage};
 
 /// The OpenAI chat-completions wire.
@@ -56,17 +57,17 @@ fn user_content(parts: Vec<Value>) -> Value {
 }
 
 impl Wire for OpenAiWire {
-    fn push(&mut self, parts: Vec<Part>, caps: &Capabilities) {
+    fn push(&mut self, parts: Vec<Block>, caps: &Capabilities) {
         let mut user: Vec<Value> = Vec::new();
         let mut tool_msgs: Vec<Value> = Vec::new();
         let mut trailing_images: Vec<Value> = Vec::new();
         for p in parts {
             match p {
-                Part::Text(t) => user.push(json!({"type": "text", "text": t})),
-                Part::ToolResult { call_id, content, .. } => {
+                Block::Text(t) => user.push(json!({"type": "text", "text": t})),
+                Block::ToolResult { call_id, content, .. } => {
                     tool_msgs.push(json!({"role": "tool", "tool_call_id": call_id, "content": content}))
                 }
-                Part::Image { frame, png } if !tool_msgs.is_empty() => {
+                Block::Image { frame, png } if !tool_msgs.is_empty() => {
                     if caps.images_in_tool_results {
                         let target = tool_msgs
                             .iter()
@@ -84,7 +85,7 @@ impl Wire for OpenAiWire {
                         trailing_images.push(image_part(&png));
                     }
                 }
-                Part::Image { png, .. } => user.push(image_part(&png)),
+                Block::Image { png, .. } => user.push(image_part(&png)),
             }
         }
         self.messages.extend(tool_msgs);
@@ -183,9 +184,7 @@ impl Wire for OpenAiWire {
         &mut self.messages
     }
 
-    fn is_picture(part: &Value) -> bool {
-        part.get("type").and_then(Value::as_str) == Some("image_url")
-    }
+    const PICTURE_TYPE: &'static str = "image_url";
 }
 
 #[cfg(test)]
