@@ -151,7 +151,7 @@ fn main() {
             std::thread::sleep(Duration::from_micros(200));
         }
         odom_pub.publish(odom(t_s, yaw, 2.0));
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             cloud_pub.publish(sweep(t_s, None));
             sweeps += 1;
         }
