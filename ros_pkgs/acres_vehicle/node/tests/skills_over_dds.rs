@@ -6,6 +6,8 @@ mod util;
 
 use std::time::{Duration, Instant};
 
+use acres_msgs::geometry_msgs::{Twist, Vector3};
+use acres_msgs::nav_msgs::Odometry;
 use util::*;
 
 const ONE_FIELD: &str = "t1_01_one_field";
@@ -191,6 +193,52 @@ fn nodes_stop_cleanly_on_sigint() {
     let mut veh = vehicle_node(17, &sc, &[]);
     let mut c = Client::new(17, "fastrtps");
     c.wait_for_odometry(Duration::from_secs(20));
-    assert_eq!(veh.interrupt(Duration::from_secs(10)), Some(0), "vehicle node exit code");
-    assert_eq!(core.interrupt(Duration::from_secs(10)), Some(0), "core node exit code");
+    assert_eq!(veh.interrupt(Duration::from_secs(10)), Some(0), "vehicle node exit code on SIGINT");
+    assert_eq!(core.signal("-TERM", Duration::from_secs(10)), Some(0), "core node exit code on SIGTERM");
+}
+
+#[test]
+fn the_core_node_drives_on_fresh_commands_and_stops_on_stale_ones() {
+    if !in_private_netns() {
+        return;
+    }
+    let sc = scenario(ONE_FIELD);
+    let _core = core_node(18, &sc, 1.0, &["cmd_timeout_s:=0.5"]);
+    let mut c = Client::new_plain(18);
+    let cmd = c.node.publisher::<Twist>("/cmd_vel", acres_ros::qos::default_profile()).unwrap();
+    let odom = c.node.subscription::<Odometry>("/odom", acres_ros::qos::default_profile()).unwrap();
+    let drive =
+        Twist { linear: Vector3 { x: 3.0, y: 0.0, z: 0.0 }, angular: Vector3 { x: 0.0, y: 0.0, z: 0.0 } };
+    // Fresh commands every 0.1 s: the vehicle speeds up.
+    let moving = poll(Duration::from_secs(20), || {
+        cmd.publish(drive.clone());
+        std::thread::sleep(Duration::from_millis(100));
+        odom.latest().filter(|o| o.twist.twist.linear.x > 1.0)
+    });
+    assert!(moving.is_some(), "fresh /cmd_vel drives the vehicle");
+    // No more commands: after cmd_timeout_s the core stops the vehicle by itself.
+    let stopped =
+        poll(Duration::from_secs(15), || odom.latest().filter(|o| o.twist.twist.linear.x.abs() < 0.01));
+    assert!(stopped.is_some(), "stale /cmd_vel stops the vehicle");
+}
+
+#[test]
+fn a_use_sim_time_node_follows_the_core_clock() {
+    if !in_private_netns() {
+        return;
+    }
+    let sc = scenario(ONE_FIELD);
+    let _core = core_node(19, &sc, 4.0, &[]);
+    let args =
+        acres_ros::RosArgs::parse(["t", "--ros-args", "-p", "use_sim_time:=true"], "clock_reader").unwrap();
+    let env = acres_ros::RosEnv { domain_id: 19, range: acres_ros::env::DiscoveryRange::Localhost };
+    let node = acres_ros::RosNode::new(args, env).unwrap();
+    assert!(node.sim_time());
+    let t1 =
+        poll(Duration::from_secs(20), || Some(node.now_s()).filter(|t| *t > 0.0)).expect("/clock arrives");
+    std::thread::sleep(Duration::from_secs(1));
+    let t2 = node.now_s();
+    // Simulated time: starts near 0 (not the wall clock) and runs at about `rate` × wall time.
+    assert!(t1 < 1e6, "simulated, not wall time: {t1}");
+    assert!((t2 - t1) > 2.0 && (t2 - t1) < 6.0, "4 simulated s per wall s: {t1} -> {t2}");
 }

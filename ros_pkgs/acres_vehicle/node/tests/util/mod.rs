@@ -68,7 +68,12 @@ impl Proc {
     }
     /// Sends SIGINT and waits for the exit code, up to `timeout`.
     pub fn interrupt(&mut self, timeout: Duration) -> Option<i32> {
-        let _ = Command::new("kill").args(["-INT", &self.child.id().to_string()]).status();
+        self.signal("-INT", timeout)
+    }
+
+    /// Sends a signal (`-INT`, `-TERM`) and waits for the exit code, up to `timeout`.
+    pub fn signal(&mut self, sig: &str, timeout: Duration) -> Option<i32> {
+        let _ = Command::new("kill").args([sig, &self.child.id().to_string()]).status();
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
             if let Ok(Some(st)) = self.child.try_wait() {
@@ -165,6 +170,20 @@ pub struct Client {
 impl Client {
     /// A client in `domain`, loopback only, waiting for the action server.
     pub fn new(domain: u16, framing: &str) -> Client {
+        let c = Self::new_plain_framed(domain, framing);
+        assert!(
+            c.skill.wait_for_server(&c.node, Duration::from_secs(20)),
+            "the action server was not discovered"
+        );
+        c
+    }
+
+    /// A client that does not wait for an action server (tests of the core node alone).
+    pub fn new_plain(domain: u16) -> Client {
+        Self::new_plain_framed(domain, "fastrtps")
+    }
+
+    fn new_plain_framed(domain: u16, framing: &str) -> Client {
         let args = RosArgs::parse(
             ["test", "--ros-args", "-p", &format!("rmw_framing:={framing}")],
             "acres_test_client",
@@ -173,7 +192,7 @@ impl Client {
         let mut node =
             RosNode::new(args, RosEnv { domain_id: domain, range: DiscoveryRange::Localhost }).unwrap();
         let skill = SkillActionClient::new(&mut node, "/acres/skill").unwrap();
-        let c = Client {
+        Client {
             events: node.subscription("/acres/events", qos::default_profile()).unwrap(),
             obs: node.subscription("/acres/observation", qos::default_profile()).unwrap(),
             cmd_vel: node.subscription("/cmd_vel", qos::default_profile()).unwrap(),
@@ -183,12 +202,7 @@ impl Client {
             seen: Vec::new(),
             last_obs: None,
             seq: 0,
-        };
-        assert!(
-            c.skill.wait_for_server(&c.node, Duration::from_secs(20)),
-            "the action server was not discovered"
-        );
-        c
+        }
     }
 
     /// Takes what arrived.
