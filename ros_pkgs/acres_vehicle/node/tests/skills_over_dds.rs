@@ -211,7 +211,7 @@ fn the_core_node_drives_on_fresh_commands_and_stops_on_stale_ones() {
         Twist { linear: Vector3 { x: 3.0, y: 0.0, z: 0.0 }, angular: Vector3 { x: 0.0, y: 0.0, z: 0.0 } };
     // Fresh commands every 0.1 s: the vehicle speeds up.
     let moving = poll(Duration::from_secs(20), || {
-        cmd.publish(drive.clone());
+        cmd.publish(drive);
         std::thread::sleep(Duration::from_millis(100));
         odom.latest().filter(|o| o.twist.twist.linear.x > 1.0)
     });
