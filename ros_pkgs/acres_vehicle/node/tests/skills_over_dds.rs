@@ -25,6 +25,9 @@ fn a_goal_drives_to_a_field_and_scouts_it() {
     for (skill, field) in [("goto", "F53"), ("scout", "F53")] {
         let (g, accepted) = c.skill.send(goal(skill, field), Duration::from_secs(5)).unwrap();
         assert_eq!(accepted, Some(true), "{skill} {field} accepted");
+        let fb =
+            poll(Duration::from_secs(10), || c.skill.feedback(g)).expect("feedback while the skill runs");
+        assert!((0.0..=1.0).contains(&fb.progress) && !fb.state.is_empty(), "{fb:?}");
         let out = c.skill.result(g, Duration::from_secs(120)).unwrap().expect("a result");
         assert_eq!(out.status, "succeeded", "{skill}: {out:?}");
         assert_eq!(out.result.code, "succeeded");
