@@ -161,13 +161,19 @@ impl RosNode {
         Ok(n)
     }
 
+    /// The fully qualified name of `topic`: relative names are in the node's namespace; a remap
+    /// rule matches the qualified name (or the name as written) and its target is resolved too.
     fn name(&self, topic: &str) -> Result<Name, NodeError> {
-        let topic = self.args.remap(topic);
-        let full = if topic.starts_with('/') {
-            topic.to_string()
-        } else {
-            format!("{}/{topic}", self.args.namespace.trim_end_matches('/'))
+        let qualify = |t: &str| {
+            if t.starts_with('/') {
+                t.to_string()
+            } else {
+                format!("{}/{t}", self.args.namespace.trim_end_matches('/'))
+            }
         };
+        let full = qualify(topic);
+        let target = self.args.remaps.get(&full).or_else(|| self.args.remaps.get(topic));
+        let full = target.map_or(full, |t| qualify(t));
         Name::parse(&full).map_err(|e| NodeError::Name { name: full.clone(), reason: format!("{e:?}") })
     }
 

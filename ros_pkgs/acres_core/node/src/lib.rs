@@ -91,11 +91,11 @@ impl CoreNode {
     pub fn new(mut node: RosNode, world: World, params: Params) -> Result<CoreNode, NodeError> {
         Ok(CoreNode {
             clock: node.publisher("/clock", qos::clock())?,
-            odom: node.publisher("/odom", qos::default_profile())?,
+            odom: node.publisher("odom", qos::default_profile())?,
             tf: node.publisher("/tf", qos::tf())?,
-            points: node.publisher("/lidar/points", qos::sensor_data())?,
-            truth: node.publisher("/acres/sim/truth", qos::default_profile())?,
-            cmd: node.subscription("/cmd_vel", qos::default_profile())?,
+            points: node.publisher("lidar/points", qos::sensor_data())?,
+            truth: node.publisher("acres/sim/truth", qos::default_profile())?,
+            cmd: node.subscription("cmd_vel", qos::default_profile())?,
             node,
             world,
             params,

@@ -48,7 +48,7 @@ fn rejected(cause: String) -> SkillResult {
 impl Goals {
     pub(crate) fn new(node: &mut RosNode) -> Result<Goals, NodeError> {
         Ok(Goals {
-            action: SkillActionServer::new(node, "/acres/skill")?,
+            action: SkillActionServer::new(node, "acres/skill")?,
             active: Vec::new(),
             last_feedback: Instant::now(),
         })

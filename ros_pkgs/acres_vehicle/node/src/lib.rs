@@ -126,12 +126,12 @@ impl VehicleNode {
         let scan_cfg = ScanConfig { min_z_m: (0.3 - params.lidar_height_m) as f32, ..ScanConfig::default() };
         let goals = if params.skills { Some(goals::Goals::new(&mut node)?) } else { None };
         Ok(VehicleNode {
-            cmd_vel: node.publisher("/cmd_vel", qos::default_profile())?,
-            observation: node.publisher("/acres/observation", qos::default_profile())?,
-            events: node.publisher("/acres/events", qos::default_profile())?,
-            odom: node.subscription("/odom", qos::default_profile())?,
-            points: node.subscription("/lidar/points", qos::sensor_data())?,
-            heartbeat: node.subscription("/acres/skill/heartbeat", qos::default_profile())?,
+            cmd_vel: node.publisher("cmd_vel", qos::default_profile())?,
+            observation: node.publisher("acres/observation", qos::default_profile())?,
+            events: node.publisher("acres/events", qos::default_profile())?,
+            odom: node.subscription("odom", qos::default_profile())?,
+            points: node.subscription("lidar/points", qos::sensor_data())?,
+            heartbeat: node.subscription("acres/skill/heartbeat", qos::default_profile())?,
             server: SkillServer::new(map, opts),
             node,
             params,

@@ -245,3 +245,31 @@ fn a_use_sim_time_node_follows_the_core_clock() {
     assert!(t1 < 1e6, "simulated, not wall time: {t1}");
     assert!((t2 - t1) > 2.0 && (t2 - t1) < 6.0, "4 simulated s per wall s: {t1} -> {t2}");
 }
+
+#[test]
+fn a_namespace_moves_the_topics_and_observe_only_drives_nothing() {
+    if !in_private_netns() {
+        return;
+    }
+    let sc = scenario(ONE_FIELD);
+    let _core = core_node(20, &sc, 2.0, &["__ns:=/robot1"]);
+    let _veh = vehicle_node(20, &sc, &["__ns:=/robot1", "skills:=false"]);
+    let mut c = Client::new_plain(20);
+    let odom = c.node.subscription::<Odometry>("/robot1/odom", acres_ros::qos::default_profile()).unwrap();
+    let obs = c
+        .node
+        .subscription::<acres_msgs::acres_interfaces::Observation>(
+            "/robot1/acres/observation",
+            acres_ros::qos::default_profile(),
+        )
+        .unwrap();
+    let cmd = c.node.subscription::<Twist>("/robot1/cmd_vel", acres_ros::qos::default_profile()).unwrap();
+    assert!(poll(Duration::from_secs(20), || odom.take()).is_some(), "/robot1/odom");
+    let o = poll(Duration::from_secs(20), || obs.take()).expect("/robot1/acres/observation");
+    assert_eq!(o.state, "idle");
+    // Nothing on the un-namespaced topics, and skills:=false never commands the vehicle.
+    c.pump();
+    assert!(c.last_obs.is_none(), "/acres/observation stays empty");
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(cmd.take().is_none(), "an observe-only node publishes no /cmd_vel");
+}

@@ -108,7 +108,9 @@ fn spawn(name: &'static str, exe: &str, domain: u16, params: &[String]) -> Proc 
     let mut cmd = Command::new(bin(exe));
     cmd.arg("--ros-args");
     for p in params {
-        cmd.args(["-p", p]);
+        // `__ns:=`, `__node:=` and `/topic:=` are remap rules; the rest are parameters.
+        let flag = if p.starts_with("__") || p.starts_with('/') { "-r" } else { "-p" };
+        cmd.args([flag, p]);
     }
     cmd.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env("ROS_DISTRO", "jazzy")
