@@ -8,9 +8,14 @@ use std::sync::Arc;
 /// Installs the log subscriber (stderr).
 pub fn init_logging(level: Option<&str>) {
     let filter = match level {
-        Some(l) => tracing_subscriber::EnvFilter::new(format!("{l},rustdds=off,ros2_client=warn")),
-        None => tracing_subscriber::EnvFilter::try_from_default_env()
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rustdds=off,ros2_client=warn")),
+        Some(l) => tracing_subscriber::EnvFilter::new(format!(
+            "{l},rustdds=off,ros2_client=warn,ros2_client::service::wrappers=error"
+        )),
+        None => tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+            tracing_subscriber::EnvFilter::new(
+                "info,rustdds=off,ros2_client=warn,ros2_client::service::wrappers=error",
+            )
+        }),
     };
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

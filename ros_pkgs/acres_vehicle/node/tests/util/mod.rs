@@ -115,7 +115,11 @@ fn spawn(name: &'static str, exe: &str, domain: u16, params: &[String]) -> Proc 
     cmd.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env("ROS_DISTRO", "jazzy")
         .env("ROS_DOMAIN_ID", domain.to_string())
-        .env("RUST_LOG", std::env::var("ACRES_NODE_LOG").unwrap_or_else(|_| "warn,rustdds=off".into()))
+        .env(
+            "RUST_LOG",
+            std::env::var("ACRES_NODE_LOG")
+                .unwrap_or_else(|_| "warn,rustdds=off,ros2_client::service::wrappers=error".into()),
+        )
         .stdin(Stdio::null());
     Proc { child: cmd.spawn().unwrap_or_else(|e| panic!("{exe}: {e}")), name }
 }
