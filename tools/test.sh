@@ -56,3 +56,10 @@ echo "== JSON Schema of the scenarios"
 python3 tools/check_scenario_schema.py
 echo "== JSON Schema of the maps"
 python3 tools/check_map_schema.py
+
+# NETWORK SAFETY (DESIGN.md): the DDS tests run only inside a private network namespace with
+# loopback alone, every participant restricted to 127.0.0.1; outside one they refuse to run
+# (ACRES_REQUIRE_NETNS=1 makes a refusal a failure here).
+echo "== DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
+cargo build --quiet -p acres-core-node -p acres-vehicle-node
+unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres-vehicle-node -- --test-threads=1'

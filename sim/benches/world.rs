@@ -47,7 +47,7 @@ fn main() {
         'run: loop {
             sim.step();
             for e in sim.drain_events() {
-                if e.name == "skill_ended" {
+                if e.name == acres_vehicle::EventName::SkillEnded {
                     break 'run;
                 }
             }

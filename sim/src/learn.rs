@@ -70,7 +70,7 @@ pub fn drive_leg(
     for _ in 0..max_steps {
         sim.step();
         for e in sim.drain_events() {
-            if e.name == "skill_ended" {
+            if e.name == acres_vehicle::EventName::SkillEnded {
                 if e.code != Some(ResultCode::Succeeded) {
                     return Err(err(format!("ended {:?}: {:?}", e.code, e.cause)));
                 }

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use acres_vehicle::ResultCode;
+use acres_vehicle::{EventDetail, EventName, ResultCode};
 
 use super::wake::Wake;
 use super::Loop;
@@ -116,11 +116,14 @@ impl Loop<'_> {
 
     fn on_event(&mut self, e: acres_vehicle::SkillEvent) {
         let t = self.st.t();
-        let detail = e.detail.as_object().cloned().unwrap_or_default();
+        let detail = match serde_json::to_value(&e.detail) {
+            Ok(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        };
         self.st.log(Row::Event(EventRow {
             t,
             wall: wall_now(),
-            name: e.name.to_string(),
+            name: e.name.as_str().to_string(),
             skill: e.skill.map(|s| s.as_str().to_string()),
             code: e.code.map(|c| c.as_str().to_string()),
             cause: e.cause.clone(),
@@ -140,8 +143,8 @@ impl Loop<'_> {
             compact[k] = v.clone();
         }
         self.st.remember_event(compact.clone());
-        match e.name {
-            "skill_ended" => {
+        match (e.name, &e.detail) {
+            (EventName::SkillEnded, _) => {
                 let code = e.code.unwrap_or(ResultCode::Failed);
                 *self.st.codes.entry(code.as_str().to_string()).or_default() += 1;
                 if code == ResultCode::Blocked {
@@ -153,23 +156,19 @@ impl Loop<'_> {
                     self.wakes.push_back(Wake::new(WakeReason::SkillEnded, compact));
                 }
             }
-            "field_scouted" => {
-                if let Some(f) = e.detail["field"].as_str() {
-                    self.scouted_at.push((f.to_string(), t));
-                    self.st.removed.insert(f.to_string());
-                    if let Some(p) = self.st.plan.as_mut() {
-                        if p.next_visit() == Some(f) {
-                            p.next += 1;
-                        }
+            (EventName::FieldScouted, EventDetail::Scouted { field: f }) => {
+                self.scouted_at.push((f.clone(), t));
+                self.st.removed.insert(f.clone());
+                if let Some(p) = self.st.plan.as_mut() {
+                    if p.next_visit() == Some(f.as_str()) {
+                        p.next += 1;
                     }
                 }
             }
-            "shield_hold" => {
-                if let (Some(x), Some(y)) = (e.detail["x"].as_f64(), e.detail["y"].as_f64()) {
-                    self.st.site = Some(acres_runtime::geom::Vec2::new(x, y));
-                }
+            (EventName::ShieldHold, EventDetail::Hold { x, y, .. }) => {
+                self.st.site = Some(acres_runtime::geom::Vec2::new(*x, *y));
             }
-            "shield_release" | "skill_started" => self.stuck_sent = false,
+            (EventName::ShieldRelease | EventName::SkillStarted, _) => self.stuck_sent = false,
             _ => {}
         }
     }

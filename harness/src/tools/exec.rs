@@ -153,7 +153,7 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
                 "heading_deg": round(v.pose.yaw.to_degrees(), 1), "speed_mps": round(v.speed_mps, 2),
                 "driven_m": round(v.odom_m, 1), "at": st.planning_place(),
                 "skill": st.skill_json(),
-                "shield": {"holding": st.world.status().state == "holding", "ahead_m": finite(st.world.ahead_m() as f32)},
+                "shield": {"holding": st.world.status().state == acres_vehicle::SkillState::Holding, "ahead_m": finite(st.world.ahead_m() as f32)},
             });
             if st.profile == Profile::Simulator {
                 match st.guarded_truth("fuel energy") {

@@ -14,5 +14,6 @@ pub mod skills;
 pub mod trajectory;
 
 pub use skills::{
-    Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind, SkillRequest, SkillServer, Status,
+    EventDetail, EventName, Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind,
+    SkillRequest, SkillServer, SkillState, Status,
 };

@@ -8,12 +8,12 @@
 //! than that distance plus `release_hysteresis_m` (the same `v`), so a release is never inside a
 //! hold's distance.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::follower::Twist;
 
 /// The shield's thresholds.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ShieldConfig {
     /// Clearance kept in front of the sensor, m.
     pub margin_m: f64,
@@ -31,11 +31,23 @@ impl Default for ShieldConfig {
     }
 }
 
+/// The shield's rules by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShieldRuleName {
+    /// Hold while an obstacle is inside the stopping distance.
+    StopDistance,
+    /// Release with hysteresis.
+    Release,
+    /// A command passes unchanged or is held.
+    NeverRewrites,
+}
+
 /// A rule as reported to planners.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShieldRule {
     /// Rule name.
-    pub name: &'static str,
+    pub name: ShieldRuleName,
     /// What it does, with its thresholds.
     pub text: String,
 }
@@ -112,17 +124,17 @@ impl Shield {
         let c = &self.config;
         vec![
             ShieldRule {
-                name: "stop_distance",
+                name: ShieldRuleName::StopDistance,
                 text: format!(
                     "hold (brake to a stop) while an obstacle is nearer ahead than v*{:.1} s + v^2/(2*{:.1} m/s^2) + {:.1} m; the band ahead is the vehicle's width plus 0.5 m each side",
                     c.latency_s, c.brake_mps2, c.margin_m
                 ),
             },
             ShieldRule {
-                name: "release",
+                name: ShieldRuleName::Release,
                 text: format!("release when the obstacle is {:.1} m further than the stopping distance", c.release_hysteresis_m),
             },
-            ShieldRule { name: "never_rewrites", text: "a command passes unchanged or is held; it is never clamped, shortened or slowed".into() },
+            ShieldRule { name: ShieldRuleName::NeverRewrites, text: "a command passes unchanged or is held; it is never clamped, shortened or slowed".into() },
         ]
     }
 }

@@ -26,8 +26,6 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde_json::json;
-
 use acres_runtime::geom::{point_in_polygon, polygon_boundary_distance, Polyline, Pose, Vec2};
 use acres_runtime::route::{scout_path, LaneGraph};
 use acres_runtime::Map;
@@ -38,7 +36,10 @@ use crate::trajectory::check_route;
 
 mod types;
 
-pub use types::{Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind, SkillRequest, Status};
+pub use types::{
+    EventDetail, EventName, Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind,
+    SkillRequest, SkillState, Status,
+};
 
 #[derive(Debug, Clone)]
 struct Motion {
@@ -153,13 +154,13 @@ impl SkillServer {
     /// The state for planners.
     pub fn status(&self) -> Status {
         let (skill, id, state, progress, target, remaining, hold) = match &self.running {
-            None => (None, None, "idle", 0.0, None, None, None),
+            None => (None, None, SkillState::Idle, 0.0, None, None, None),
             Some(r) => match &r.active {
-                Active::Wait { .. } => (Some(r.kind), Some(r.id), "waiting", 0.0, None, None, None),
+                Active::Wait { .. } => (Some(r.kind), Some(r.id), SkillState::Waiting, 0.0, None, None, None),
                 Active::Motion(m) => (
                     Some(r.kind),
                     Some(r.id),
-                    if m.hold_since.is_some() { "holding" } else { "running" },
+                    if m.hold_since.is_some() { SkillState::Holding } else { SkillState::Running },
                     m.follower.progress(),
                     Some(m.target.clone()),
                     Some(m.follower.remaining_m()),
@@ -183,18 +184,25 @@ impl SkillServer {
 
     fn event(
         &mut self,
-        name: &'static str,
+        name: EventName,
         id: Option<u64>,
         skill: Option<SkillKind>,
         code: Option<ResultCode>,
         cause: Option<String>,
-        detail: serde_json::Value,
+        detail: EventDetail,
     ) {
         self.events.push(SkillEvent { t_s: self.t_s, name, id, skill, code, cause, detail });
     }
 
     fn reject(&mut self, skill: Option<SkillKind>, cause: String) -> Reply {
-        self.event("skill_rejected", None, skill, Some(ResultCode::Rejected), Some(cause.clone()), json!({}));
+        self.event(
+            EventName::SkillRejected,
+            None,
+            skill,
+            Some(ResultCode::Rejected),
+            Some(cause.clone()),
+            EventDetail::None {},
+        );
         Reply {
             accepted: false,
             skill,
@@ -228,7 +236,14 @@ impl SkillServer {
                 Some(s) if s.is_finite() && s > 0.0 => {
                     let id = self.start_id();
                     self.running = Some(Running { id, kind, active: Active::Wait { until_s: obs.t_s + s } });
-                    self.event("skill_started", Some(id), Some(kind), None, None, json!({"seconds": s}));
+                    self.event(
+                        EventName::SkillStarted,
+                        Some(id),
+                        Some(kind),
+                        None,
+                        None,
+                        EventDetail::Wait { seconds: s },
+                    );
                     Reply::started(kind, id, None, None)
                 }
                 other => self.reject(Some(kind), format!("wait needs seconds > 0, got {other:?}")),
@@ -318,12 +333,15 @@ impl SkillServer {
                 m.best_t = obs.t_s;
                 m.tracking = false;
                 let id = self.start_id();
-                let detail =
-                    json!({"resumes": old_id, "target": m.target, "remaining_m": m.follower.remaining_m()});
+                let detail = EventDetail::Resumed {
+                    resumes: old_id,
+                    target: m.target.clone(),
+                    remaining_m: m.follower.remaining_m(),
+                };
                 let route_m = m.follower.remaining_m();
                 self.shield.reset();
                 self.running = Some(Running { id, kind: k, active: Active::Motion(Box::new(m)) });
-                self.event("skill_started", Some(id), Some(k), None, None, detail);
+                self.event(EventName::SkillStarted, Some(id), Some(k), None, None, detail);
                 Reply::started(k, id, Some(route_m), Some(format!("resumes #{old_id}")))
             }
             SkillKind::Stop => unreachable!("handled above"),
@@ -386,12 +404,12 @@ impl SkillServer {
         };
         self.running = Some(Running { id, kind, active: Active::Motion(Box::new(m)) });
         self.event(
-            "skill_started",
+            EventName::SkillStarted,
             Some(id),
             Some(kind),
             None,
             None,
-            json!({"target": target, "route_m": route_m}),
+            EventDetail::Route { target, route_m },
         );
         Reply::started(kind, id, Some(route_m), None)
     }
@@ -423,20 +441,40 @@ impl SkillServer {
 
     fn finish(&mut self, r: Running, code: ResultCode, cause: String, t_s: f64) {
         self.t_s = t_s;
-        let mut detail = json!({});
+        let mut detail = EventDetail::None {};
         if let Active::Motion(m) = r.active {
             if let Some(since) = m.hold_since {
                 // The hold ends with the skill: every shield_hold has its shield_release.
-                let held =
-                    json!({"held_s": t_s - since, "ahead_m": finite(self.ahead_m), "why": "the skill ended"});
-                self.event("shield_release", Some(r.id), Some(r.kind), None, None, held);
+                let held = EventDetail::Release {
+                    held_s: t_s - since,
+                    ahead_m: finite(self.ahead_m),
+                    why: Some("the skill ended".into()),
+                };
+                self.event(EventName::ShieldRelease, Some(r.id), Some(r.kind), None, None, held);
             }
-            detail = json!({"target": m.target, "progress": m.follower.progress(), "remaining_m": m.follower.remaining_m()});
+            detail = EventDetail::Ended {
+                target: m.target.clone(),
+                progress: m.follower.progress(),
+                remaining_m: m.follower.remaining_m(),
+            };
             if matches!(code, ResultCode::Stopped | ResultCode::Blocked) {
                 self.interrupted = Some((r.kind, r.id, *m));
             }
         }
-        self.event("skill_ended", Some(r.id), Some(r.kind), Some(code), Some(cause), detail);
+        self.event(EventName::SkillEnded, Some(r.id), Some(r.kind), Some(code), Some(cause), detail);
+    }
+
+    /// Ends the running skill from outside the server (the vehicle node: odometry stopped, the
+    /// heartbeat stopped) with `code` and `cause`; its events follow as for any end. Returns
+    /// false when nothing ran.
+    pub fn end_running(&mut self, code: ResultCode, cause: String, t_s: f64) -> bool {
+        match self.running.take() {
+            Some(r) => {
+                self.finish(r, code, cause, t_s);
+                true
+            }
+            None => false,
+        }
     }
 
     /// One control step: advances the running skill and returns the drive command (after the
@@ -449,7 +487,7 @@ impl SkillServer {
         let mut ended: Option<(ResultCode, String)> = None;
         let mut out = Twist::default();
         let mut scouted_now: Option<String> = None;
-        let mut shield_event: Option<(&'static str, serde_json::Value)> = None;
+        let mut shield_event: Option<(EventName, EventDetail)> = None;
         match &mut r.active {
             Active::Wait { until_s } => {
                 if obs.t_s + 1e-9 >= *until_s {
@@ -488,8 +526,12 @@ impl SkillServer {
                         Verdict::Pass => {
                             if let Some(since) = m.hold_since.take() {
                                 shield_event = Some((
-                                    "shield_release",
-                                    json!({"held_s": obs.t_s - since, "ahead_m": finite(self.ahead_m)}),
+                                    EventName::ShieldRelease,
+                                    EventDetail::Release {
+                                        held_s: obs.t_s - since,
+                                        ahead_m: finite(self.ahead_m),
+                                        why: None,
+                                    },
                                 ));
                             }
                             out = cmd;
@@ -508,8 +550,8 @@ impl SkillServer {
                                     let at =
                                         obs.pose.to_map(Vec2::new(ahead_m + self.opts.sensor_forward_m, 0.0));
                                     shield_event = Some((
-                                        "shield_hold",
-                                        json!({"ahead_m": ahead_m, "stopping_m": stopping_m, "x": at.x, "y": at.y}),
+                                        EventName::ShieldHold,
+                                        EventDetail::Hold { ahead_m, stopping_m, x: at.x, y: at.y },
                                     ));
                                 }
                                 Some(since) if obs.t_s - since >= self.opts.blocked_s => {
@@ -530,7 +572,14 @@ impl SkillServer {
         }
         if let Some(f) = scouted_now {
             self.scouted.push(f.clone());
-            self.event("field_scouted", Some(r.id), Some(r.kind), None, None, json!({"field": f}));
+            self.event(
+                EventName::FieldScouted,
+                Some(r.id),
+                Some(r.kind),
+                None,
+                None,
+                EventDetail::Scouted { field: f },
+            );
         }
         match ended {
             Some((code, cause)) => {

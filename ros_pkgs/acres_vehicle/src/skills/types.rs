@@ -41,6 +41,10 @@ impl SkillKind {
             SkillKind::Resume => "resume",
         }
     }
+    /// The skill of a word (`goto`, ...).
+    pub fn parse(word: &str) -> Option<SkillKind> {
+        SkillKind::ALL.into_iter().find(|k| k.as_str() == word)
+    }
     /// Every skill.
     pub const ALL: [SkillKind; 6] = [
         SkillKind::Goto,
@@ -78,6 +82,18 @@ impl ResultCode {
             ResultCode::Rejected => "rejected",
             ResultCode::Failed => "failed",
         }
+    }
+    /// Every result code.
+    pub const ALL: [ResultCode; 5] = [
+        ResultCode::Succeeded,
+        ResultCode::Blocked,
+        ResultCode::Stopped,
+        ResultCode::Rejected,
+        ResultCode::Failed,
+    ];
+    /// The code of a word (`succeeded`, ...).
+    pub fn parse(word: &str) -> Option<ResultCode> {
+        ResultCode::ALL.into_iter().find(|c| c.as_str() == word)
     }
 }
 
@@ -118,7 +134,7 @@ impl SkillRequest {
 }
 
 /// The server's answer to a request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Reply {
     /// The skill started (or, for `stop`, the stop was done).
     pub accepted: bool,
@@ -141,13 +157,126 @@ impl Reply {
     }
 }
 
+/// The name of a skill server event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventName {
+    /// A skill started.
+    SkillStarted,
+    /// A skill ended (with a result code and a cause).
+    SkillEnded,
+    /// A request was refused (code `rejected`, with its cause).
+    SkillRejected,
+    /// The shield began to hold the running motion.
+    ShieldHold,
+    /// The shield stopped holding (the path cleared, or the skill ended).
+    ShieldRelease,
+    /// A field's Scout loop was driven (98 %).
+    FieldScouted,
+}
+
+impl EventName {
+    /// The word, as in `run.jsonl` and on `/acres/events`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventName::SkillStarted => "skill_started",
+            EventName::SkillEnded => "skill_ended",
+            EventName::SkillRejected => "skill_rejected",
+            EventName::ShieldHold => "shield_hold",
+            EventName::ShieldRelease => "shield_release",
+            EventName::FieldScouted => "field_scouted",
+        }
+    }
+
+    /// Every event name.
+    pub const ALL: [EventName; 6] = [
+        EventName::SkillStarted,
+        EventName::SkillEnded,
+        EventName::SkillRejected,
+        EventName::ShieldHold,
+        EventName::ShieldRelease,
+        EventName::FieldScouted,
+    ];
+
+    /// The name of a word.
+    pub fn parse(word: &str) -> Option<EventName> {
+        EventName::ALL.into_iter().find(|n| n.as_str() == word)
+    }
+}
+
+/// The details of an event; which variant goes with which [`EventName`] is listed on each.
+/// In JSON a detail is an object with exactly the variant's keys (in this order), so the run
+/// folder's event rows keep their words; reading one back picks the variant by its keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EventDetail {
+    /// `skill_started` of a `resume`.
+    Resumed {
+        /// The identifier of the skill it continues.
+        resumes: u64,
+        /// The motion's target.
+        target: String,
+        /// Metres left on the route.
+        remaining_m: f64,
+    },
+    /// `skill_ended` of a motion.
+    Ended {
+        /// The motion's target.
+        target: String,
+        /// Fraction of the route driven, 0..1.
+        progress: f64,
+        /// Metres left on the route.
+        remaining_m: f64,
+    },
+    /// `skill_started` of a motion (`goto`, `scout`, `return_home`).
+    Route {
+        /// The target place or field.
+        target: String,
+        /// Length of the route, m.
+        route_m: f64,
+    },
+    /// `shield_hold`.
+    Hold {
+        /// Obstacle distance ahead of the sensor, m.
+        ahead_m: f64,
+        /// The stopping distance it violated, m.
+        stopping_m: f64,
+        /// Map x of the obstacle (from the sensor), m.
+        x: f64,
+        /// Map y of the obstacle, m.
+        y: f64,
+    },
+    /// `shield_release`.
+    Release {
+        /// How long the shield held, s.
+        held_s: f64,
+        /// Obstacle distance ahead, m (`None`: nothing ahead).
+        ahead_m: Option<f64>,
+        /// Why, when it is not a clear path (`the skill ended`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        why: Option<String>,
+    },
+    /// `skill_started` of a `wait`.
+    Wait {
+        /// How long it waits, s.
+        seconds: f64,
+    },
+    /// `field_scouted`.
+    Scouted {
+        /// The field.
+        field: String,
+    },
+    /// No details (`skill_rejected`, `skill_ended` of a wait).
+    None {},
+}
+
 /// A timestamped event of the skill server.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SkillEvent {
     /// Mission time, s.
     pub t_s: f64,
-    /// `skill_started`, `skill_ended`, `skill_rejected`, `shield_hold`, `shield_release`, `field_scouted`.
-    pub name: &'static str,
+    /// What happened.
+    pub name: EventName,
     /// The skill's identifier.
     pub id: Option<u64>,
     /// The skill.
@@ -157,7 +286,7 @@ pub struct SkillEvent {
     /// The cause.
     pub cause: Option<String>,
     /// Details (target, distances, field).
-    pub detail: serde_json::Value,
+    pub detail: EventDetail,
 }
 
 /// Options of the skill server.
@@ -209,15 +338,41 @@ pub struct Observation {
     pub speed_mps: f64,
 }
 
+/// What the skill server is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SkillState {
+    /// No skill runs.
+    Idle,
+    /// A motion drives.
+    Running,
+    /// The shield holds the running motion.
+    Holding,
+    /// A wait runs.
+    Waiting,
+}
+
+impl SkillState {
+    /// The word (`idle`, `running`, `holding`, `waiting`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkillState::Idle => "idle",
+            SkillState::Running => "running",
+            SkillState::Holding => "holding",
+            SkillState::Waiting => "waiting",
+        }
+    }
+}
+
 /// The state of the skill server, as a planner may read it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Status {
     /// The running skill.
     pub skill: Option<SkillKind>,
     /// Its identifier.
     pub id: Option<u64>,
-    /// `idle`, `running`, `holding` (the shield holds the vehicle) or `waiting`.
-    pub state: &'static str,
+    /// Idle, running, holding (the shield holds the vehicle) or waiting.
+    pub state: SkillState,
     /// Fraction of the running motion done.
     pub progress: f64,
     /// The target of the running motion.

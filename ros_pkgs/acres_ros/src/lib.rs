@@ -1,0 +1,38 @@
+//! acres' ROS 2 layer: the one crate that knows the ROS client library, the pure-Rust
+//! `ros2-client` (RustDDS).
+//!
+//! Layout:
+//! - [`action`]: the `/acres/skill` server (goal bookkeeping) and a polled client;
+//! - [`cloud`]: `PointCloud2` of LiDAR sweeps and back;
+//! - [`args`]: `--ros-args` (`-p`, `-r __node:=`/`__ns:=`, `--params-file`, `--log-level`);
+//! - [`env`]: `ROS_DOMAIN_ID`, `ROS_AUTOMATIC_DISCOVERY_RANGE` / `ROS_LOCALHOST_ONLY` and the DDS
+//!   participant (loopback only when the range is `LOCALHOST`);
+//! - [`qos`]: rclcpp's QoS profiles (default, sensor data, services, action status);
+//! - [`node`]: a node with typed publishers/subscriptions, the `/acres/skill` action, the
+//!   request/reply framing and the clock (`use_sim_time` with `/clock`);
+//! - [`wire`]: how `acres-msgs` CDR travels through ros2-client's serde;
+//! - [`skill_action`]: the action's goal, result and feedback;
+//! - [`run`]: logging through `tracing` and a clean stop on SIGINT/SIGTERM.
+//!
+//! Middlewares reached: DDS ones over RTPS — ROS 2 nodes on rmw_fastrtps (framing `fastrtps`,
+//! the default), rmw_cyclonedds (framing `cyclonedds`; tested against Cyclone DDS) and
+//! rmw_connextdds (topics; its services need `RMW_CONNEXT_REQUEST_REPLY_MAPPING=extended`).
+//! Not rmw_zenoh, which speaks Zenoh rather than RTPS: such sites need an rcl-based backend
+//! (the planned `r2r` one) or a zenoh-bridge-ros2dds.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod action;
+pub mod args;
+pub mod cloud;
+pub mod env;
+pub mod node;
+pub mod qos;
+pub mod run;
+pub mod skill_action;
+pub mod wire;
+
+pub use args::{ParamValue, RosArgs};
+pub use env::RosEnv;
+pub use node::{Framing, NodeError, Pub, RosNode, Sub};
