@@ -70,6 +70,14 @@ pub fn from_cloud(c: &PointCloud2) -> Result<Vec<[f32; 4]>, CloudError> {
         return Err(CloudError::Layout(format!("{} bytes for {n} points of {step}", c.data.len())));
     }
     let rd = |at: usize| f32::from_le_bytes([c.data[at], c.data[at + 1], c.data[at + 2], c.data[at + 3]]);
+    if (x, y, z, i, step, c.height) == (0, 4, 8, Some(12), POINT_STEP as usize, 1) {
+        // The layout `to_cloud` writes (and most drivers'): one pass over 16-byte points.
+        let f = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        return Ok(c.data[..n * step]
+            .chunks_exact(16)
+            .map(|p| [f(&p[0..4]), f(&p[4..8]), f(&p[8..12]), f(&p[12..16])])
+            .collect());
+    }
     let mut out = Vec::with_capacity(n);
     for row in 0..c.height as usize {
         for col in 0..c.width as usize {
@@ -90,6 +98,29 @@ mod tests {
         let c = to_cloud(Header::default(), &pts);
         assert_eq!(c.data.len(), 32);
         assert_eq!(from_cloud(&c).unwrap(), pts);
+        // Another driver's layout: intensity first, 20-byte points, two rows.
+        let field = |name: &str, offset: u32| PointField {
+            name: name.into(),
+            offset,
+            datatype: PointField::FLOAT32,
+            count: 1,
+        };
+        let mut data = Vec::new();
+        for p in &pts {
+            for v in [p[3], p[0], p[1], p[2], 9.0] {
+                data.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        let other = PointCloud2 {
+            height: 2,
+            width: 1,
+            fields: vec![field("intensity", 0), field("x", 4), field("y", 8), field("z", 12)],
+            point_step: 20,
+            row_step: 20,
+            data,
+            ..c.clone()
+        };
+        assert_eq!(from_cloud(&other).unwrap(), pts);
         let mut short = c.clone();
         short.data.truncate(20);
         assert!(from_cloud(&short).is_err());

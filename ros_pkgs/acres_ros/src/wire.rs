@@ -31,8 +31,16 @@ impl<M: Message> Serialize for Wire<M> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let bytes = self.0.encode();
         let payload = &bytes[4..];
-        let mut t = s.serialize_tuple(payload.len())?;
-        for b in payload {
+        // Whole 8-byte words first (the payload starts 8-aligned, so a u64 needs no padding;
+        // ros2-client's writers are little-endian), then the tail byte by byte: one serde call
+        // per word instead of per byte keeps a 230 kB cloud cheap.
+        let words = payload.chunks_exact(8);
+        let tail = words.remainder();
+        let mut t = s.serialize_tuple(payload.len() / 8 + tail.len())?;
+        for w in words {
+            t.serialize_element(&u64::from_le_bytes(w.try_into().expect("8 bytes")))?;
+        }
+        for b in tail {
             t.serialize_element(b)?;
         }
         t.end()
@@ -50,7 +58,11 @@ impl<'de, M: Message> Deserialize<'de> for Wire<M> {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 // Encapsulation header of little-endian plain CDR, then every remaining byte.
                 let mut bytes = vec![0u8, 1, 0, 0];
-                // The CDR deserializer reports the end of its input as an error: that is the end.
+                // Words while 8 bytes remain, then bytes; the CDR deserializer reports the end of
+                // its input as an error (consuming nothing): that is the end.
+                while let Ok(Some(w)) = seq.next_element::<u64>() {
+                    bytes.extend_from_slice(&w.to_le_bytes());
+                }
                 while let Ok(Some(b)) = seq.next_element::<u8>() {
                     bytes.push(b);
                 }
