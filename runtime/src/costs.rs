@@ -2,7 +2,8 @@
 //! driving each leg in ACRES Core (`acres-sim learn-costs`), and the cost of a plan.
 //!
 //! A table is one JSON file `<map>.<condition>.json` (schema `acres-costs-1`) in the cost folder:
-//! `scenarios/costs/` unless the environment variable `ACRES_COST_TABLES` names another.
+//! `scenarios/costs/`; the binaries take another folder from the environment variable
+//! `ACRES_COST_TABLES`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -77,12 +78,10 @@ pub enum CostError {
     },
 }
 
-/// The folder of the cost tables: `ACRES_COST_TABLES`, else `<repo>/scenarios/costs`.
+/// The shipped folder of the cost tables, `<repo>/scenarios/costs`. (The binaries let
+/// `ACRES_COST_TABLES` name another; this library reads no environment.)
 pub fn cost_folder(repo_root: &Path) -> PathBuf {
-    match std::env::var_os("ACRES_COST_TABLES") {
-        Some(p) if !p.is_empty() => PathBuf::from(p),
-        _ => repo_root.join("scenarios").join("costs"),
-    }
+    repo_root.join("scenarios").join("costs")
 }
 
 /// The file name of a table.
