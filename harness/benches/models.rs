@@ -163,6 +163,7 @@ fn concurrent_scaling(root: &Path) {
     }
     let wall = t0.elapsed().as_secs_f64();
     let _ = stub.kill();
+    let _ = stub.wait();
     let finished = std::fs::read_dir(dir.join("runs")).map_or(0, |d| d.count());
     let per_min = finished as f64 * 60.0 / wall;
     let ideal = runs as f64 * 60.0 / calls as f64;

@@ -200,6 +200,10 @@ pub fn run_scenario(
     let limits = effective_limits(sc, opts);
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
     st.log(Row::Run(run_row(sc, opts, &limits, &recovery, &system, &tools)));
+    match crate::recording::Recorder::create(&folder, &sc.map_data, &*st.world) {
+        Ok(r) => st.recorder = Some(r),
+        Err(e) => eprintln!("acres-harness: no episode recording: {e}"),
+    }
     let (session, start_error) = match planner {
         Planner::Classical => (None, None),
         Planner::Model(c) => match c.start(&system, &tools) {
@@ -214,6 +218,7 @@ pub fn run_scenario(
         None => lp.run(),
     }
     let (end, success, digest, t_s) = lp.finish();
+    lp.st.finish_recording();
     Ok(RunOutcome { folder, end, success, digest, t_s })
 }
 

@@ -32,6 +32,7 @@ impl Loop<'_> {
     /// One control step.
     pub(crate) fn step(&mut self) {
         let scan = self.st.world.step();
+        self.st.record_step(scan);
         let t = self.st.t();
         let v = self.st.world.vehicle();
         let pos = v.pose.pos();
@@ -115,6 +116,7 @@ impl Loop<'_> {
     }
 
     fn on_event(&mut self, e: acres_vehicle::SkillEvent) {
+        self.st.record_event(&e);
         let t = self.st.t();
         let detail = e.detail.as_object().cloned().unwrap_or_default();
         self.st.log(Row::Event(EventRow {
