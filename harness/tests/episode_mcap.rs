@@ -13,8 +13,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use acres_harness::planner::scripted::ScriptedClient;
 use acres_harness::recording::bag::FLUSH_EVERY_S;
+use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::runlog::{validate_folder, Status};
+use acres_runtime::costs::CostTable;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -216,4 +219,26 @@ fn a_run_killed_with_sigkill_leaves_recordings_the_readers_recover_up_to_the_kil
         assert!(count(ep, topic) > 0, "{topic}: {ep}");
     }
     assert!(count(&reports[1], "/acres/observation") > 0);
+}
+
+#[test]
+fn recording_only_reads_the_world_a_run_without_it_has_the_same_digest() {
+    let root = root();
+    let sc = acres_harness::scenario::load(
+        &root.join("scenarios/t2_07_person_in_the_field.json"),
+        &root.join("scenarios/maps"),
+    )
+    .unwrap();
+    let tmp = TempDir::new("digest");
+    let mut outcomes = Vec::new();
+    for record in [true, false] {
+        let table =
+            CostTable::load(&root.join("scenarios/costs"), &sc.map_data.name, sc.condition.as_str()).unwrap();
+        let opts = RunOptions { record, ..RunOptions::new(tmp.0.join(format!("record-{record}"))) };
+        let outcome = run_scenario(&sc, &opts, Planner::Model(&ScriptedClient::new(2.0)), table).unwrap();
+        assert_eq!(outcome.folder.join("episode.mcap").exists(), record);
+        outcomes.push(outcome);
+    }
+    assert_eq!(outcomes[0].digest, outcomes[1].digest);
+    assert_eq!((outcomes[0].t_s, &outcomes[0].end), (outcomes[1].t_s, &outcomes[1].end));
 }
