@@ -11,11 +11,13 @@
 //! - [`bag`]: one MCAP file (schemas, channels, QoS metadata, flushes, `.part` and rename).
 //! - [`convert`]: state, events and rows as messages.
 //! - [`markers`]: the map and the objects as marker arrays.
+//! - [`sink`]: a bag on its own thread (compression overlaps the simulation).
 
 pub mod bag;
 pub mod check;
 pub mod convert;
 pub mod markers;
+pub mod sink;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,6 +33,7 @@ use acres_msgs::Message;
 use acres_runtime::Map;
 
 use self::bag::{time_ns, Bag, BagError, Qos};
+use self::sink::Sink;
 use crate::runlog::rows::{ModelSendRow, Row};
 use crate::world::WorldPort;
 
@@ -92,8 +95,8 @@ struct InterfaceChannels {
 /// Writes both recordings of one run.
 #[derive(Debug)]
 pub struct Recorder {
-    episode: Bag,
-    interface: Bag,
+    episode: Sink,
+    interface: Sink,
     ep: EpisodeChannels,
     itf: InterfaceChannels,
     sweeps: u64,
@@ -139,8 +142,8 @@ impl Recorder {
         episode.write(tf_static, 0, &convert::tf_static(lidar.mount_forward_m, lidar.mount_height_m))?;
         episode.write(map_ch, 0, &markers::map_markers(map))?;
         let mut rec = Recorder {
-            episode,
-            interface,
+            episode: Sink::spawn(episode),
+            interface: Sink::spawn(interface),
             ep,
             itf,
             sweeps: 0,
@@ -171,8 +174,8 @@ impl Recorder {
         self.episode.write(self.ep.odom, t_ns, &convert::odometry(&v))?;
         let obs = convert::observation(&v, &world.status(), world.ahead_m(), energy_estimate_mj);
         let bytes = obs.encode();
-        self.episode.write_bytes(self.ep.observation, t_ns, &bytes)?;
-        self.interface.write_bytes(self.itf.observation, t_ns, &bytes)?;
+        self.episode.write_bytes(self.ep.observation, t_ns, bytes.clone())?;
+        self.interface.write_bytes(self.itf.observation, t_ns, bytes)?;
         if swept {
             if let Some(scan) = world.scan() {
                 let msg = convert::laser_scan(v.t_s, scan, self.sweep_period_s, self.lidar_range_m);
@@ -198,8 +201,8 @@ impl Recorder {
     pub fn on_event(&mut self, e: &acres_vehicle::SkillEvent) -> Result<(), BagError> {
         let t_ns = time_ns(e.t_s);
         let bytes = convert::skill_event(e).encode();
-        self.episode.write_bytes(self.ep.events, t_ns, &bytes)?;
-        self.interface.write_bytes(self.itf.events, t_ns, &bytes)
+        self.episode.write_bytes(self.ep.events, t_ns, bytes.clone())?;
+        self.interface.write_bytes(self.itf.events, t_ns, bytes)
     }
 
     /// Records the planner's timeline from the run rows: wake-ups, model calls (when the reply
