@@ -3,7 +3,9 @@
 //! and without the recorder, five times each, through the library (`RunOptions::record`).
 //! Prints the sizes of `episode.mcap` and `episode.interface.mcap`, their size extrapolated to a
 //! 30-minute mission (budget: 50 MB), the best wall times with and without recording and the
-//! time recording adds (target: at most 10 %).
+//! time recording adds (target: at most 10 %), and the processor time (all threads, from
+//! `/proc/self/stat`, 10 ms ticks) summed over the runs of each kind, which a machine shared
+//! with other work disturbs less than wall time.
 //!
 //! `cargo bench -p acres-harness --bench recording`
 
@@ -18,6 +20,17 @@ use acres_runtime::costs::CostTable;
 
 const RUNS: usize = 5;
 const BUDGET_MB_PER_30_MIN: f64 = 50.0;
+
+/// Processor time of this process so far, all threads, s (Linux; 0 elsewhere).
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // After the command name (which ends with ')') come the state (field 3), ..., utime (field
+    // 14) and stime (field 15), in ticks of 1/100 s.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
+}
 
 fn run(sc: &Scenario, root: &Path, out: &Path, record: bool) -> (f64, f64, PathBuf) {
     let table = CostTable::load(&root.join("scenarios/costs"), &sc.map_data.name, sc.condition.as_str())
@@ -47,9 +60,14 @@ fn main() {
     }
     let (mission_s, sc) = longest.expect("a shipped scenario");
     let (mut with_s, mut without_s) = (f64::INFINITY, f64::INFINITY);
+    let (mut with_cpu_s, mut without_cpu_s) = (0.0, 0.0);
     for _ in 0..RUNS {
+        let c0 = cpu_s();
         with_s = with_s.min(run(sc, &root, &out, true).0);
+        let c1 = cpu_s();
         without_s = without_s.min(run(sc, &root, &out, false).0);
+        with_cpu_s += c1 - c0;
+        without_cpu_s += cpu_s() - c1;
     }
     // A recorded run last (each run replaces the folder of the one before).
     let (_, _, folder) = run(sc, &root, &out, true);
@@ -65,5 +83,10 @@ fn main() {
     println!(
         "recording: best of {RUNS}: {with_s:.3} s with, {without_s:.3} s without; recording adds {:.1} % (target <= 10 %)",
         (with_s / without_s - 1.0) * 100.0
+    );
+    println!(
+        "recording: processor time of {RUNS} runs: {with_cpu_s:.2} s with, {without_cpu_s:.2} s without; \
+         recording costs {:.2} ms per mission s",
+        (with_cpu_s - without_cpu_s) / RUNS as f64 / mission_s * 1000.0
     );
 }
