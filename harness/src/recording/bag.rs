@@ -210,3 +210,26 @@ impl Bag {
         Ok(self.path.clone())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qos_yaml_is_rosbag2s_integer_form_with_default_durations() {
+        let zero = "\n    sec: 0\n    nsec: 0";
+        let want = format!(
+            "- history: 1\n  depth: 5\n  reliability: 2\n  durability: 2\n  deadline:{zero}\n  lifespan:{zero}\n  liveliness: 1\n  liveliness_lease_duration:{zero}\n  avoid_ros_namespace_conventions: false"
+        );
+        assert_eq!(Qos::SENSOR.yaml(), want);
+        let latched = Qos::LATCHED.yaml();
+        assert!(latched.contains("depth: 1\n  reliability: 1\n  durability: 1\n"), "{latched}");
+    }
+
+    #[test]
+    fn mission_time_in_nanoseconds_rounds_and_clamps_at_zero() {
+        assert_eq!(time_ns(0.05), 50_000_000);
+        assert_eq!(time_ns(1075.35), 1_075_350_000_000);
+        assert_eq!(time_ns(-1.0), 0);
+    }
+}

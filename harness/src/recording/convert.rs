@@ -277,3 +277,53 @@ pub fn plan_verdict(p: &PlanCheckRow) -> PlanVerdict {
         planned_energy_mj: p.planned_energy_mj.unwrap_or(f64::NAN),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acres_msgs::Message;
+    use serde_json::json;
+
+    #[test]
+    fn a_shield_hold_keeps_its_place_and_a_clear_way_is_infinite() {
+        let e = acres_vehicle::SkillEvent {
+            t_s: 12.5,
+            name: "shield_hold",
+            id: Some(3),
+            skill: None,
+            code: None,
+            cause: None,
+            detail: json!({"ahead_m": 7.5, "stopping_m": 6.0, "x": 10.0, "y": -4.0}),
+        };
+        let m = skill_event(&e);
+        assert_eq!((m.event.as_str(), m.skill_id, m.ahead_m, m.stopping_m), ("shield_hold", 3, 7.5, 6.0));
+        assert_eq!((m.hold_at.x, m.hold_at.y), (10.0, -4.0));
+        assert!(m.route_m.is_nan() && m.target.is_empty());
+        assert_eq!(m.header.stamp, Time { sec: 12, nanosec: 500_000_000 });
+        let clear = acres_vehicle::SkillEvent { detail: json!({"ahead_m": null, "held_s": 3.0}), ..e };
+        assert_eq!(skill_event(&clear).ahead_m, f64::INFINITY);
+        // The bytes decode as the same message (the CDR of acres-msgs).
+        assert_eq!(SkillEvent::decode(&m.encode()).unwrap().stopping_m, 6.0);
+    }
+
+    #[test]
+    fn the_laser_scan_is_the_scan_functions_bins_counter_clockwise_from_forward() {
+        let mut scan = Scan::default();
+        scan.ranges_m[90] = 4.0;
+        let m = laser_scan(1.0, &scan, 0.1, 40.0);
+        assert_eq!(m.ranges.len(), 360);
+        let bearing = m.angle_min + 90.0 * m.angle_increment;
+        assert!((bearing - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
+        assert_eq!((m.ranges[90], m.ranges[0]), (4.0, f32::INFINITY));
+        assert_eq!(m.header.frame_id, LIDAR_FRAME);
+    }
+
+    #[test]
+    fn a_point_cloud_holds_each_point_as_four_little_endian_floats() {
+        let m = point_cloud(2.0, &[[1.0, 2.0, 3.0, 0.8], [-1.0, 0.5, -2.2, 0.2]]);
+        assert_eq!((m.width, m.height, m.point_step, m.row_step, m.data.len()), (2, 1, 16, 32, 32));
+        assert_eq!(&m.data[16..20], &(-1.0f32).to_le_bytes());
+        let names: Vec<&str> = m.fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["x", "y", "z", "intensity"]);
+    }
+}
