@@ -4,8 +4,10 @@
 //! then overlaps the simulation instead of adding to it.
 //!
 //! Messages go over in batches of up to [`BATCH_MESSAGES`] (one hand-over per message would cost
-//! more than the writing), and a batch is sent at the latest with the first message of the next
-//! flush period ([`FLUSH_EVERY_S`]), so a killed run loses no more than it would on one thread.
+//! more than the writing), and a batch goes over at the latest with the first message of each
+//! flush period ([`FLUSH_EVERY_S`]), which makes the writer flush what came before it: a killed
+//! run that the writer kept up with (a paced run) loses what one thread would, at most one
+//! period.
 //! Messages are written in the order they are sent, so the file is the same as one written on
 //! the loop's thread. The channel holds at most [`QUEUE_BATCHES`] batches: when the writer falls
 //! behind, the loop waits (the recording never drops a message).
@@ -76,14 +78,14 @@ impl Sink {
 
     /// Queues one message's CDR bytes (sent with its batch).
     pub fn write_bytes(&mut self, channel: u16, t_ns: u64, data: Vec<u8>) -> Result<(), BagError> {
-        if t_ns >= self.period_end_ns {
-            self.send()?;
-            while self.period_end_ns <= t_ns {
-                self.period_end_ns += time_ns(FLUSH_EVERY_S);
-            }
+        // The first message of a flush period goes over at once with the batch before it: the
+        // writer flushes everything before it when it writes it.
+        let crossed = t_ns >= self.period_end_ns;
+        while self.period_end_ns <= t_ns {
+            self.period_end_ns += time_ns(FLUSH_EVERY_S);
         }
         self.batch.push((channel, t_ns, data));
-        if self.batch.len() >= BATCH_MESSAGES {
+        if crossed || self.batch.len() >= BATCH_MESSAGES {
             self.send()?;
         }
         Ok(())
