@@ -32,13 +32,13 @@ impl Loop<'_> {
     /// One control step.
     pub(crate) fn step(&mut self) {
         let scan = self.st.world.step();
-        self.st.record_step(scan);
         let t = self.st.t();
         let v = self.st.world.vehicle();
         let pos = v.pose.pos();
         let d = pos.dist(self.last_pos);
         self.st.add_energy_estimate(pos, d);
         self.last_pos = pos;
+        self.st.record_step(scan);
         let home = self.st.sc.map_data.home();
         if pos.dist(home) <= super::outcome::HOME_TOLERANCE_M && v.speed_mps < 0.2 {
             self.home_since.get_or_insert(t);
