@@ -86,6 +86,11 @@ def full(path):
             last_ns = max(last_ns, message.log_time)
     rosbags_counts = collections.Counter()
     with RosbagsReader(path) as bag:
+        # rosbags parses offered_qos_profiles as rosbag2 does: one keep-last profile a channel.
+        for c in bag.connections:
+            qos = c.ext.offered_qos_profiles
+            if len(qos) != 1 or qos[0].history.name != "KEEP_LAST" or qos[0].depth < 1:
+                fail(f"{path}: {c.topic}: offered_qos_profiles read by rosbags as {qos}")
         store = typestore_for({c.msgtype: c.msgdef.data for c in bag.connections})
         for conn, _t, raw in bag.messages():
             store.deserialize_cdr(raw, conn.msgtype)
