@@ -18,6 +18,7 @@ pub mod knowledge;
 pub mod models;
 pub mod picture;
 pub mod planner;
+pub mod recording;
 pub mod run;
 pub mod runlog;
 pub mod scenario;

@@ -6,6 +6,7 @@
 //! scan) and, separately, the simulator's truth ([`WorldPort::truth`]), which only the run log
 //! and the simulator profile may read (see `guard`).
 
+use acres_core::lidar::LidarConfig;
 use acres_core::objects::{Object, ObjectKind};
 use acres_core::{ObjectAction, ObjectEvent, ObjectWhen, WorldConfig};
 use acres_runtime::geom::{Pose, Vec2};
@@ -78,6 +79,14 @@ pub trait WorldPort {
     fn truth(&self) -> Option<Truth>;
     /// The digest of the world.
     fn digest(&self) -> String;
+    /// The latest LiDAR sweep's points (sensor frame), when the world gives them (recordings).
+    fn sweep_points(&self) -> Option<&[[f32; 4]]> {
+        None
+    }
+    /// The LiDAR's geometry, when the world gives it (recordings).
+    fn lidar(&self) -> Option<LidarConfig> {
+        None
+    }
 }
 
 /// ACRES Core in the process.
@@ -191,5 +200,11 @@ impl WorldPort for CoreWorld {
     }
     fn digest(&self) -> String {
         self.sim.world.digest()
+    }
+    fn sweep_points(&self) -> Option<&[[f32; 4]]> {
+        Some(&self.sim.last_sweep().points)
+    }
+    fn lidar(&self) -> Option<LidarConfig> {
+        self.sim.world.config().lidar.clone()
     }
 }

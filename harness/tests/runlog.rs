@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use acres_harness::recording::bag::{Bag, Qos};
 use acres_harness::runlog::rows::*;
 use acres_harness::runlog::score::COLUMNS;
 use acres_harness::runlog::{
@@ -294,7 +295,21 @@ fn write_sample(out: &Path, scenario: &str, success: bool) -> PathBuf {
         }
         writer.write(&row).unwrap();
     }
+    write_recordings(writer.path());
     writer.path().to_path_buf()
+}
+
+/// Writes both episode recordings with every topic and no message (validate reads their
+/// summaries in a finished run).
+fn write_recordings(folder: &Path) {
+    use acres_harness::recording::{EPISODE_FILE, EPISODE_TOPICS, INTERFACE_FILE, INTERFACE_TOPICS};
+    for (name, topics) in [(EPISODE_FILE, EPISODE_TOPICS), (INTERFACE_FILE, INTERFACE_TOPICS)] {
+        let mut bag = Bag::create(&folder.join(name)).unwrap();
+        for topic in topics {
+            bag.channel::<acres_msgs::rosgraph_msgs::Clock>(topic, Qos::reliable(10)).unwrap();
+        }
+        bag.finish().unwrap();
+    }
 }
 
 /// Rewrites the lines of `run.jsonl` (each ends with a newline).
@@ -360,6 +375,30 @@ fn deleted_frame_file_is_invalid_naming_it() {
     let folder = write_sample(&tmp.0, "s", true);
     fs::remove_file(folder.join("frames/f0001.png")).unwrap();
     assert_problem(&folder, "frames/f0001.png:3: frame f0001: cannot open the file");
+}
+
+#[test]
+fn a_finished_run_needs_both_readable_recordings() {
+    let tmp = TempDir::new("mcap");
+    let folder = write_sample(&tmp.0, "s", true);
+    fs::remove_file(folder.join("episode.mcap")).unwrap();
+    assert_problem(&folder, "episode.mcap: cannot read the recording");
+    // A file cut off (a killed writer's) has no summary.
+    write_recordings(&folder);
+    let bytes = fs::read(folder.join("episode.interface.mcap")).unwrap();
+    fs::write(folder.join("episode.interface.mcap"), &bytes[..bytes.len() / 2]).unwrap();
+    assert_problem(&folder, "episode.interface.mcap: not a readable MCAP file");
+    // A recording without one of its topics.
+    write_recordings(&folder);
+    let mut bag = Bag::create(&folder.join("episode.interface.mcap")).unwrap();
+    bag.channel::<acres_msgs::rosgraph_msgs::Clock>("/acres/clock", Qos::reliable(10)).unwrap();
+    bag.finish().unwrap();
+    assert_problem(&folder, "episode.interface.mcap: no channel /acres/observation");
+    // A run without an end row is incomplete whatever its recordings.
+    edit_lines(&folder, |lines| {
+        lines.pop();
+    });
+    assert!(matches!(validate_folder(&folder).status, Status::Incomplete(_)));
 }
 
 #[test]

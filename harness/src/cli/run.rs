@@ -222,6 +222,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         wake_s: mc.wake_timeout_s,
         calls_per_run: mc.limits.calls_per_run,
         secret_vars: mc.api_key_env.iter().cloned().collect(),
+        record: true,
     };
     let gate = GateFile::make(&a, mc)?;
     let client_opts = crate::models::ClientOptions {

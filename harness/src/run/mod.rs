@@ -74,6 +74,9 @@ pub struct RunOptions {
     /// Environment variables whose values are secrets whatever their names (the model file's
     /// `api_key_env`).
     pub secret_vars: Vec<String>,
+    /// Write `episode.mcap` and `episode.interface.mcap` (the binary always does; the recording
+    /// benchmark and the digest test turn it off to compare).
+    pub record: bool,
 }
 
 impl RunOptions {
@@ -95,6 +98,7 @@ impl RunOptions {
             wake_s: None,
             calls_per_run: None,
             secret_vars: Vec::new(),
+            record: true,
         }
     }
 }
@@ -200,6 +204,12 @@ pub fn run_scenario(
     let limits = effective_limits(sc, opts);
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
     st.log(Row::Run(run_row(sc, opts, &limits, &recovery, &system, &tools)));
+    if opts.record {
+        match crate::recording::Recorder::create(&folder, &sc.map_data, &*st.world) {
+            Ok(r) => st.recorder = Some(r),
+            Err(e) => eprintln!("acres-harness: no episode recording: {e}"),
+        }
+    }
     let (session, start_error) = match planner {
         Planner::Classical => (None, None),
         Planner::Model(c) => match c.start(&system, &tools) {
@@ -214,6 +224,7 @@ pub fn run_scenario(
         None => lp.run(),
     }
     let (end, success, digest, t_s) = lp.finish();
+    lp.st.finish_recording();
     Ok(RunOutcome { folder, end, success, digest, t_s })
 }
 

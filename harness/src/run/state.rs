@@ -12,6 +12,8 @@ use acres_runtime::route::{leg_path, LaneGraph, Leg};
 
 use crate::knowledge::{cell_center, scan_points, Knowledge};
 use crate::picture::{self, Scene, View};
+use crate::recording::bag::BagError;
+use crate::recording::Recorder;
 use crate::runlog::rows::{FrameRow, Mode, Profile, Row, View as RowView};
 use crate::runlog::writer::RunWriter;
 use crate::scenario::Scenario;
@@ -172,6 +174,8 @@ pub struct RunState<'a> {
     pub highlight: Option<(Vec2, String)>,
     /// Set when the planner read a truth value in the vehicle profile.
     pub truth_read: Option<TruthRead>,
+    /// The episode recordings (`None`: not recording, or stopped by a write error).
+    pub recorder: Option<Recorder>,
     /// Cost-table rates: lanes (s per m, MJ per m), fields (MJ per m).
     rates: ((f64, f64), f64),
 }
@@ -220,6 +224,7 @@ impl<'a> RunState<'a> {
             site: None,
             highlight: None,
             truth_read: None,
+            recorder: None,
             rates,
         }
     }
@@ -232,8 +237,45 @@ impl<'a> RunState<'a> {
     /// Writes a row; a failed write is reported once on stderr (the run goes on; validate will
     /// report the folder).
     pub fn log(&mut self, row: Row) {
+        if let Some(r) = self.recorder.as_mut() {
+            let result = r.on_row(&row);
+            self.recording_result(result);
+        }
         if let Err(e) = self.writer.write(&row) {
             eprintln!("acres-harness: cannot write {}: {e}", self.writer.path().display());
+        }
+    }
+
+    /// Records the world after a control step (`swept`: the LiDAR made a sweep).
+    pub fn record_step(&mut self, swept: bool) {
+        if let Some(r) = self.recorder.as_mut() {
+            let result = r.on_step(&*self.world, self.energy_estimate_mj, swept);
+            self.recording_result(result);
+        }
+    }
+
+    /// Records an event of the skill server.
+    pub fn record_event(&mut self, e: &acres_vehicle::SkillEvent) {
+        if let Some(r) = self.recorder.as_mut() {
+            let result = r.on_event(e);
+            self.recording_result(result);
+        }
+    }
+
+    /// Finishes the recordings (summaries, final names); a failure is reported on stderr.
+    pub fn finish_recording(&mut self) {
+        if let Some(r) = self.recorder.take() {
+            let result = r.finish();
+            self.recording_result(result);
+        }
+    }
+
+    /// A failed recording write stops the recording (reported once on stderr; the run goes on
+    /// and validate reports the missing file).
+    fn recording_result(&mut self, result: Result<(), BagError>) {
+        if let Err(e) = result {
+            eprintln!("acres-harness: the episode recording stops: {e}");
+            self.recorder = None;
         }
     }
 

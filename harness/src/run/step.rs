@@ -38,6 +38,7 @@ impl Loop<'_> {
         let d = pos.dist(self.last_pos);
         self.st.add_energy_estimate(pos, d);
         self.last_pos = pos;
+        self.st.record_step(scan);
         let home = self.st.sc.map_data.home();
         if pos.dist(home) <= super::outcome::HOME_TOLERANCE_M && v.speed_mps < 0.2 {
             self.home_since.get_or_insert(t);
@@ -115,6 +116,7 @@ impl Loop<'_> {
     }
 
     fn on_event(&mut self, e: acres_vehicle::SkillEvent) {
+        self.st.record_event(&e);
         let t = self.st.t();
         let detail = match serde_json::to_value(&e.detail) {
             Ok(serde_json::Value::Object(m)) => m,

@@ -16,7 +16,10 @@
 //!   `model_reply` or `model_error` of the same call before the next `model_send`, wake-up or
 //!   the end (`model_retry` rows of that call and any row of the world may come between);
 //! - the last row is `end`, no row follows it, its score agrees with it (`end`, `success`), its
-//!   `failed` list is the checks that are false, and its digest is hex.
+//!   `failed` list is the checks that are false, and its digest is hex;
+//! - in a finished run (an end row), `episode.mcap` and `episode.interface.mcap` are readable
+//!   MCAP files with a summary and Statistics, `cdr` channels with `ros2msg` schemas and their
+//!   topics (see `recording::check`).
 //!
 //! A folder whose rows are all valid but which has no end row is
 //! `Incomplete("no end row: the run was cut off after line N")`: a run still going, or a killed
@@ -432,6 +435,9 @@ impl Checker {
             self.problems.push(problem);
         }
         self.frame_files();
+        if self.end_line.is_some() {
+            self.recordings();
+        }
         for (id, line) in std::mem::take(&mut self.frame_refs) {
             if !self.frames.contains_key(&id) {
                 self.problem(line, format!("frame {id} has no frame row"));
@@ -449,6 +455,17 @@ impl Checker {
             }
         };
         FolderReport { rows: lines, status }
+    }
+
+    /// A finished run's recordings are readable, with their topics.
+    fn recordings(&mut self) {
+        use crate::recording::{check, EPISODE_FILE, EPISODE_TOPICS, INTERFACE_FILE, INTERFACE_TOPICS};
+        for (name, topics) in [(EPISODE_FILE, EPISODE_TOPICS), (INTERFACE_FILE, INTERFACE_TOPICS)] {
+            let file = self.folder.join(name);
+            if let Err(message) = check::read_summary(&file, topics) {
+                self.problems.push(Problem { file, line: None, message });
+            }
+        }
     }
 
     /// Each frame row's file is a PNG of 640 x 692; each file under frames/ has a frame row.

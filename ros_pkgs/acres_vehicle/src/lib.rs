@@ -8,6 +8,7 @@
 //! - [`skills`]: the skill server (goto, scout, return_home, wait, stop, resume).
 
 pub mod follower;
+pub mod messages;
 pub mod scan;
 pub mod shield;
 pub mod skills;

@@ -1,12 +1,11 @@
 //! Messages of the vehicle node: odometry in, observation and events out.
 
 use acres_msgs::acres_interfaces::{FieldCoverage, Observation as ObsMsg, SkillEvent as EventMsg};
-use acres_msgs::geometry_msgs::Point;
 use acres_msgs::nav_msgs::Odometry;
 use acres_msgs::std_msgs::Header;
 use acres_ros::node::stamp;
 use acres_runtime::geom::Pose;
-use acres_vehicle::{EventDetail, Observation, SkillEvent, SkillServer};
+use acres_vehicle::{Observation, SkillEvent, SkillServer};
 
 /// The skill server's observation of an odometry message (its stamp is the server's time).
 pub fn observation_of(o: &Odometry) -> Observation {
@@ -62,51 +61,5 @@ pub fn observation_msg(obs: &Observation, server: &SkillServer, odom_m: f64, shi
 
 /// `/acres/events`: one event, its details in their fields (NaN, 0 or empty where none).
 pub fn event_msg(e: &SkillEvent) -> EventMsg {
-    let mut m = EventMsg {
-        header: header(e.t_s),
-        event: e.name.as_str().into(),
-        skill_id: e.id.unwrap_or(0),
-        skill: e.skill.map_or(String::new(), |s| s.as_str().into()),
-        code: e.code.map_or(String::new(), |c| c.as_str().into()),
-        cause: e.cause.clone().unwrap_or_default(),
-        route_m: f64::NAN,
-        remaining_m: f64::NAN,
-        progress: f64::NAN,
-        seconds: f64::NAN,
-        ahead_m: f64::NAN,
-        stopping_m: f64::NAN,
-        held_s: f64::NAN,
-        hold_at: Point { x: f64::NAN, y: f64::NAN, z: f64::NAN },
-        ..EventMsg::default()
-    };
-    match &e.detail {
-        EventDetail::Resumed { resumes, target, remaining_m } => {
-            m.resumes_id = *resumes;
-            m.target = target.clone();
-            m.remaining_m = *remaining_m;
-        }
-        EventDetail::Ended { target, progress, remaining_m } => {
-            m.target = target.clone();
-            m.progress = *progress;
-            m.remaining_m = *remaining_m;
-        }
-        EventDetail::Route { target, route_m } => {
-            m.target = target.clone();
-            m.route_m = *route_m;
-        }
-        EventDetail::Hold { ahead_m, stopping_m, x, y } => {
-            m.ahead_m = *ahead_m;
-            m.stopping_m = *stopping_m;
-            m.hold_at = Point { x: *x, y: *y, z: 0.0 };
-        }
-        EventDetail::Release { held_s, ahead_m, why } => {
-            m.held_s = *held_s;
-            m.ahead_m = ahead_m.unwrap_or(f64::INFINITY);
-            m.why = why.clone().unwrap_or_default();
-        }
-        EventDetail::Wait { seconds } => m.seconds = *seconds,
-        EventDetail::Scouted { field } => m.field = field.clone(),
-        EventDetail::None {} => {}
-    }
-    m
+    acres_vehicle::messages::event_msg(e, header(e.t_s))
 }

@@ -1,0 +1,244 @@
+//! The episode recordings of a core run, read by independent readers: the Python `mcap` +
+//! `mcap-ros2-support` readers and `rosbags` decode every message of `episode.mcap` and
+//! `episode.interface.mcap` (through `tests/mcap_readers.py`) and their counts equal the files'
+//! Statistics; a run killed with SIGKILL leaves `.part` files these readers recover up to the
+//! kill. Real processes, real files.
+//!
+//! Skips, with a message on stderr, when `python3` cannot import the readers (fails instead when
+//! `ACRES_REQUIRE_PYTHON` is set, as the project's test command does).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use acres_harness::planner::scripted::ScriptedClient;
+use acres_harness::recording::bag::FLUSH_EVERY_S;
+use acres_harness::run::{run_scenario, Planner, RunOptions};
+use acres_harness::runlog::{validate_folder, Status};
+use acres_runtime::costs::CostTable;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcap_readers.py");
+
+/// True when the readers can be imported; a missing one fails under `ACRES_REQUIRE_PYTHON`.
+fn readers_available() -> bool {
+    let out = Command::new("python3")
+        .args(["-c", "import mcap, mcap_ros2.decoder, rosbags.rosbag2, rosbags.typesys"])
+        .output();
+    let ok = matches!(&out, Ok(o) if o.status.success());
+    if !ok {
+        let why = match &out {
+            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
+            "ACRES_REQUIRE_PYTHON is set but the MCAP readers cannot be imported: {why}"
+        );
+        eprintln!(
+            "skipping: python3 cannot import the MCAP readers (mcap, mcap-ros2-support, rosbags): {why}"
+        );
+    }
+    ok
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let p = std::env::temp_dir().join(format!("acres-mcap-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A child process killed on drop.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// Runs the readers' script; one JSON object per file.
+fn readers(mode: &str, files: &[PathBuf]) -> Vec<Value> {
+    let o = Command::new("python3").arg(SCRIPT).arg(mode).args(files).output().expect("python3 runs");
+    assert!(o.status.success(), "mcap_readers.py {mode} failed: {}", text(&o));
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn count(report: &Value, topic: &str) -> u64 {
+    report["topics"][topic].as_u64().unwrap_or(0)
+}
+
+/// The mission time of the last pose row of `run.jsonl`, s.
+fn last_pose_t(run_file: &Path) -> f64 {
+    let text = std::fs::read_to_string(run_file).unwrap_or_default();
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "pose")
+        .and_then(|v| v["t"].as_f64())
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn both_recordings_of_a_core_run_decode_with_the_python_readers_and_match_their_statistics() {
+    if !readers_available() {
+        return;
+    }
+    let tmp = TempDir::new("full");
+    let out = tmp.0.join("runs");
+    let o = Command::new(env!("CARGO_BIN_EXE_acres-harness"))
+        .args(["run", "--scenario", "scenarios/t2_06_truck_on_the_lane.json", "--quiet", "--out"])
+        .arg(&out)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let folder = out.join("t2_06_truck_on_the_lane__checked__scripted");
+    assert_eq!(validate_folder(&folder).status, Status::Ok);
+    assert!(
+        !folder.join("episode.mcap.part").exists() && !folder.join("episode.interface.mcap.part").exists()
+    );
+    let reports = readers("full", &[folder.join("episode.mcap"), folder.join("episode.interface.mcap")]);
+    let (ep, itf) = (&reports[0], &reports[1]);
+    let end_t = last_pose_t(&folder.join("run.jsonl"));
+    // 20 Hz control steps from t = 0 to the end.
+    let steps = count(ep, "/clock");
+    assert!((steps as f64 - end_t * 20.0).abs() <= 21.0, "{steps} clock messages for {end_t} s");
+    for topic in ["/tf", "/odom", "/acres/observation"] {
+        assert_eq!(count(ep, topic), steps, "{topic}");
+    }
+    let scans = count(ep, "/scan");
+    assert!((scans as f64 - end_t * 10.0).abs() <= 11.0, "{scans} scans for {end_t} s");
+    assert_eq!(count(ep, "/lidar/points"), scans.div_ceil(5));
+    assert_eq!(count(ep, "/acres/map"), 1);
+    assert_eq!(count(ep, "/tf_static"), 1);
+    assert!(count(ep, "/acres/objects") >= end_t as u64);
+    // The planner's timeline: the scripted planner wakes, calls, acts and plans.
+    for topic in [
+        "/acres/planner/wake",
+        "/acres/planner/model_call",
+        "/acres/planner/tool_call",
+        "/acres/planner/plan_verdict",
+    ] {
+        assert!(count(ep, topic) > 0, "{topic}: {ep}");
+    }
+    let rows = std::fs::read_to_string(folder.join("run.jsonl")).unwrap();
+    let rows_of =
+        |ty: &str| rows.lines().filter(|l| l.contains(&format!("\"type\":\"{ty}\""))).count() as u64;
+    assert_eq!(count(ep, "/acres/planner/wake"), rows_of("wake"));
+    assert_eq!(count(ep, "/acres/planner/model_call"), rows_of("model_reply") + rows_of("model_error"));
+    assert_eq!(count(ep, "/acres/planner/tool_call"), rows_of("tool"));
+    assert_eq!(count(ep, "/acres/planner/plan_verdict"), rows_of("plan_check"));
+    assert_eq!(count(ep, "/acres/events"), rows_of("event"));
+    // The interface file: exactly its three channels, the same clock, observations and events.
+    let mut topics: Vec<&String> = itf["topics"].as_object().unwrap().keys().collect();
+    topics.sort();
+    assert_eq!(topics, ["/acres/clock", "/acres/events", "/acres/observation"]);
+    assert_eq!(count(itf, "/acres/clock"), steps);
+    assert_eq!(count(itf, "/acres/observation"), steps);
+    assert_eq!(count(itf, "/acres/events"), count(ep, "/acres/events"));
+    assert_eq!(ep["rosbags_messages"], ep["messages"]);
+    assert_eq!(itf["rosbags_messages"], itf["messages"]);
+}
+
+#[test]
+fn a_run_killed_with_sigkill_leaves_recordings_the_readers_recover_up_to_the_kill() {
+    if !readers_available() {
+        return;
+    }
+    let tmp = TempDir::new("killed");
+    let out = tmp.0.join("runs");
+    // 20 mission seconds per wall second: the kill comes after about 60 s of mission time.
+    let child = Command::new(env!("CARGO_BIN_EXE_acres-harness"))
+        .args([
+            "run",
+            "--scenario",
+            "scenarios/t2_08_two_stops_and_a_deadline.json",
+            "--pace",
+            "20",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Child(child);
+    let folder = out.join("t2_08_two_stops_and_a_deadline__checked__scripted");
+    let run_file = folder.join("run.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline && last_pose_t(&run_file) < 60.0 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.0.kill().unwrap(); // SIGKILL
+    child.0.wait().unwrap();
+    let killed_at_s = last_pose_t(&run_file);
+    assert!(killed_at_s >= 60.0, "the run did not reach 60 s of mission time before the deadline");
+    assert!(!folder.join("episode.mcap").exists(), "a killed run has no finished recording");
+    assert!(matches!(validate_folder(&folder).status, Status::Incomplete(_)));
+    let reports =
+        readers("recover", &[folder.join("episode.mcap.part"), folder.join("episode.interface.mcap.part")]);
+    for r in &reports {
+        let last_s = r["last_log_time_ns"].as_u64().unwrap() as f64 * 1e-9;
+        // Everything up to the last forced flush before the kill is there.
+        assert!(
+            last_s >= killed_at_s - FLUSH_EVERY_S - 1.0 && last_s <= killed_at_s + 1.0,
+            "recovered up to {last_s} s, killed at {killed_at_s} s: {r}"
+        );
+        assert_eq!(r["rosbags_messages"], r["messages"]);
+    }
+    let ep = &reports[0];
+    for topic in
+        ["/clock", "/tf", "/odom", "/scan", "/lidar/points", "/acres/observation", "/acres/planner/wake"]
+    {
+        assert!(count(ep, topic) > 0, "{topic}: {ep}");
+    }
+    assert!(count(&reports[1], "/acres/observation") > 0);
+}
+
+#[test]
+fn recording_only_reads_the_world_a_run_without_it_has_the_same_digest() {
+    let root = root();
+    let sc = acres_harness::scenario::load(
+        &root.join("scenarios/t2_07_person_in_the_field.json"),
+        &root.join("scenarios/maps"),
+    )
+    .unwrap();
+    let tmp = TempDir::new("digest");
+    let mut outcomes = Vec::new();
+    for record in [true, false] {
+        let table =
+            CostTable::load(&root.join("scenarios/costs"), &sc.map_data.name, sc.condition.as_str()).unwrap();
+        let opts = RunOptions { record, ..RunOptions::new(tmp.0.join(format!("record-{record}"))) };
+        let outcome = run_scenario(&sc, &opts, Planner::Model(&ScriptedClient::new(2.0)), table).unwrap();
+        assert_eq!(outcome.folder.join("episode.mcap").exists(), record);
+        outcomes.push(outcome);
+    }
+    assert_eq!(outcomes[0].digest, outcomes[1].digest);
+    assert_eq!((outcomes[0].t_s, &outcomes[0].end), (outcomes[1].t_s, &outcomes[1].end));
+}

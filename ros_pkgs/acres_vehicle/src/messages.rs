@@ -1,0 +1,61 @@
+//! The skill server's events as the `acres_interfaces` messages that carry them (on
+//! `/acres/events`, in recordings, on the link): one conversion for the vehicle node and the
+//! harness's recorder. `acres-msgs` is plain types and CDR: no ROS client comes with it.
+
+use acres_msgs::acres_interfaces::SkillEvent as EventMsg;
+use acres_msgs::geometry_msgs::Point;
+use acres_msgs::std_msgs::Header;
+
+use crate::{EventDetail, SkillEvent};
+
+/// One event as its message: the details in their fields, NaN, 0 or empty where the event has
+/// none; a release with a clear way has `ahead_m` +inf.
+pub fn event_msg(e: &SkillEvent, header: Header) -> EventMsg {
+    let mut m = EventMsg {
+        header,
+        event: e.name.as_str().into(),
+        skill_id: e.id.unwrap_or(0),
+        skill: e.skill.map_or(String::new(), |s| s.as_str().into()),
+        code: e.code.map_or(String::new(), |c| c.as_str().into()),
+        cause: e.cause.clone().unwrap_or_default(),
+        route_m: f64::NAN,
+        remaining_m: f64::NAN,
+        progress: f64::NAN,
+        seconds: f64::NAN,
+        ahead_m: f64::NAN,
+        stopping_m: f64::NAN,
+        held_s: f64::NAN,
+        hold_at: Point { x: f64::NAN, y: f64::NAN, z: f64::NAN },
+        ..EventMsg::default()
+    };
+    match &e.detail {
+        EventDetail::Resumed { resumes, target, remaining_m } => {
+            m.resumes_id = *resumes;
+            m.target = target.clone();
+            m.remaining_m = *remaining_m;
+        }
+        EventDetail::Ended { target, progress, remaining_m } => {
+            m.target = target.clone();
+            m.progress = *progress;
+            m.remaining_m = *remaining_m;
+        }
+        EventDetail::Route { target, route_m } => {
+            m.target = target.clone();
+            m.route_m = *route_m;
+        }
+        EventDetail::Hold { ahead_m, stopping_m, x, y } => {
+            m.ahead_m = *ahead_m;
+            m.stopping_m = *stopping_m;
+            m.hold_at = Point { x: *x, y: *y, z: 0.0 };
+        }
+        EventDetail::Release { held_s, ahead_m, why } => {
+            m.held_s = *held_s;
+            m.ahead_m = ahead_m.unwrap_or(f64::INFINITY);
+            m.why = why.clone().unwrap_or_default();
+        }
+        EventDetail::Wait { seconds } => m.seconds = *seconds,
+        EventDetail::Scouted { field } => m.field = field.clone(),
+        EventDetail::None {} => {}
+    }
+    m
+}
