@@ -291,9 +291,26 @@ fn models_lists_the_files_and_probes_a_server() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no model configuration of that name"));
 }
 
+/// Mission times after a model call depend on the call's real latency (it is charged): each
+/// `"t_s":<number>` in a text becomes `"t_s":"<t>"`.
+fn redact_times(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("\"t_s\":") {
+        let (head, tail) = rest.split_at(i + 6);
+        out.push_str(head);
+        let end = tail.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')).unwrap_or(tail.len());
+        out.push_str("\"<t>\"");
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Replaces picture data and run-dependent values so a request body can be pinned.
 fn redact(v: &mut Value) {
     match v {
+        Value::String(s) if s.contains("\"t_s\":") => *s = redact_times(s),
         Value::String(s) if s.starts_with("data:image/png;base64,") => {
             *s = "data:image/png;base64,<png>".into()
         }
