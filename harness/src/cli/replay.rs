@@ -103,6 +103,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         wake_s: run_row.limits.get("wake_s").and_then(|v| v.as_f64()),
         calls_per_run: (end.end == "limit_model_calls").then_some(n_calls),
         secret_vars: Vec::new(),
+        link: None,
     };
     let table = acres_runtime::costs::CostTable::load(
         &super::run::costs_dir(),

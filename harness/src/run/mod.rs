@@ -74,6 +74,8 @@ pub struct RunOptions {
     /// Environment variables whose values are secrets whatever their names (the model file's
     /// `api_key_env`).
     pub secret_vars: Vec<String>,
+    /// The link world's options (`--world link`); `None`: the core in the process.
+    pub link: Option<crate::link::LinkOptions>,
 }
 
 impl RunOptions {
@@ -95,6 +97,7 @@ impl RunOptions {
             wake_s: None,
             calls_per_run: None,
             secret_vars: Vec::new(),
+            link: None,
         }
     }
 }
@@ -193,7 +196,10 @@ pub fn run_scenario(
     let writer = RunWriter::recreate_with_secrets(&opts.out, &name, secrets)
         .with_context(|| format!("creating the run folder {name}"))?;
     let folder = writer.path().to_path_buf();
-    let world: Box<dyn WorldPort> = Box::new(CoreWorld::new(sc, opts.seed));
+    let world: Box<dyn WorldPort> = match &opts.link {
+        None => Box::new(CoreWorld::new(sc, opts.seed)),
+        Some(l) => Box::new(crate::link::LinkWorld::connect(sc, l).context("attaching to the bridge")?),
+    };
     let recovery = effective_recovery(sc, opts)?;
     let tools = crate::tools::tools_for(opts.mode, opts.profile, opts.operator);
     let system = system_text(sc, opts.mode, opts.profile);
@@ -214,6 +220,7 @@ pub fn run_scenario(
         None => lp.run(),
     }
     let (end, success, digest, t_s) = lp.finish();
+    lp.st.world.end(&end);
     Ok(RunOutcome { folder, end, success, digest, t_s })
 }
 
@@ -241,7 +248,7 @@ fn run_row(
         fuel_limit_mj: sc.fuel_limit_mj,
         mode: opts.mode,
         profile: opts.profile,
-        world: World::Core,
+        world: if opts.link.is_some() { World::Link } else { World::Core },
         model: opts.model.clone(),
         model_file: opts.model_file.clone(),
         identity: Identity {
