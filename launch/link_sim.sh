@@ -10,7 +10,7 @@
 # 127.0.0.1.
 #
 # Environment: ACRES_COST_TABLES (the harness's cost tables), ACRES_LINK_RATE (the core node's
-# rate, default 10 × real time), ACRES_LINK_PORT (default 5630), ACRES_BIN_DIR (the binaries;
+# rate, default 5 × real time), ACRES_LINK_PORT (default 5630), ACRES_BIN_DIR (the binaries;
 # default target/debug, built with cargo when missing), ACRES_LINK_TOKEN (passed to the bridge
 # and the harness; never printed). Logs of the nodes go to OUT/link_sim_logs/.
 # Every child is stopped on exit, error or Ctrl-C; the exit code is the harness's.
@@ -43,7 +43,7 @@ if [ ! -x "$bin/acres_core_node" ] || [ ! -x "$bin/acres_vehicle_node" ] || [ ! 
     [ -z "${ACRES_BIN_DIR:-}" ] || { echo "link_sim: binaries missing in $bin" >&2; exit 2; }
     (cd "$here" && cargo build -q -p acres-core-node -p acres-vehicle-node -p acres-bridge -p acres-harness)
 fi
-rate=${ACRES_LINK_RATE:-10}
+rate=${ACRES_LINK_RATE:-5}
 port=${ACRES_LINK_PORT:-5630}
 maps=$(cd "$(dirname "$scenario")" && pwd)/maps
 [ -d "$maps" ] || maps=$here/scenarios/maps
