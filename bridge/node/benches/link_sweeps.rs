@@ -185,8 +185,9 @@ fn main() {
     println!("  sweeps dropped by the bridge: {dropped}");
     println!("  bridge CPU share: {:.1} % of one core", cpu_share * 100.0);
     // Link-loss detection: the harness's link session against a frozen bridge.
-    drop(w);
-    drop(s);
+    let end = link::FromHarness::End(link::End { cause: "bench".into() });
+    let _ = w.write_all(link::encode(&end).as_bytes());
+    let _ = s.shutdown(std::net::Shutdown::Both);
     std::thread::sleep(Duration::from_millis(300));
     let session = acres_harness::link::Session::attach("127.0.0.1", PORT, None, 2.0, Duration::from_secs(5));
     match session {
