@@ -63,3 +63,6 @@ python3 tools/check_map_schema.py
 echo "== DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
 cargo build --quiet -p acres-core-node -p acres-vehicle-node
 unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres-vehicle-node -- --test-threads=1'
+echo "== link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
+cargo build --quiet -p acres-core-node -p acres-vehicle-node -p acres-bridge -p acres-harness
+unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres-bridge -- --test-threads=1'

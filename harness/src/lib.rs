@@ -1,8 +1,8 @@
 //! The harness of acres: runs mission scenarios with a planner in the loop.
 //!
 //! - [`scenario`]: the scenario format `acres-harness-scenario-1`, parsing and checks.
-//! - [`world`]: the world of a run behind [`world::WorldPort`] (in-process ACRES Core now, the
-//!   link later).
+//! - [`world`]: the world of a run behind [`world::WorldPort`] (in-process ACRES Core).
+//! - [`link`]: the link world (`--world link`): the same port over the bridge's TCP socket.
 //! - [`knowledge`]: the knowledge store built from scans.
 //! - [`planner`]: the planner interface (model sessions), the scripted planner, replay.
 //! - [`tools`]: the planner's tools, their schemas and their execution.
@@ -15,6 +15,7 @@
 
 pub mod cli;
 pub mod knowledge;
+pub mod link;
 pub mod models;
 pub mod picture;
 pub mod planner;

@@ -1,6 +1,7 @@
 //! The world of a run behind one interface, [`WorldPort`]: the in-process world (`--world core`,
 //! [`CoreWorld`]: ACRES Core and the skill server in one loop) implements it now; the link world
-//! (the bridge over TCP) implements the same trait.
+//! (the bridge over TCP, `crate::link::LinkWorld`) implements the same trait. A link world can
+//! be lost ([`WorldPort::lost`]); the in-process world never is.
 //!
 //! A port gives what a vehicle has (odometry, the skill server's replies, status and events, the
 //! scan) and, separately, the simulator's truth ([`WorldPort::truth`]), which only the run log
@@ -87,6 +88,36 @@ pub trait WorldPort {
     fn lidar(&self) -> Option<LidarConfig> {
         None
     }
+    /// Why the world was lost (a link world: socket closed, no pong, silence); `None` while it
+    /// is there. A lost world's `step` returns at once.
+    fn lost(&self) -> Option<String> {
+        None
+    }
+    /// The counts of the link, when a report is due (a link world, every few seconds).
+    fn link_stats(&mut self) -> Option<LinkStats> {
+        None
+    }
+    /// The run ends (a link world tells the bridge, which cancels its goals).
+    fn end(&mut self, _cause: &str) {}
+}
+
+/// The counts of a link, both ways.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkStats {
+    /// Lines sent to the bridge.
+    pub sent: u64,
+    /// Lines received from the bridge.
+    pub received: u64,
+    /// Bytes sent.
+    pub bytes_sent: u64,
+    /// Bytes received.
+    pub bytes_received: u64,
+    /// Sweeps the bridge dropped (replaced by a newer one).
+    pub dropped_sweeps: u64,
+    /// The newest ping round trip, ms.
+    pub ping_rtt_ms: Option<f64>,
+    /// Wall seconds since the last step came.
+    pub observation_age_s: f64,
 }
 
 /// ACRES Core in the process.

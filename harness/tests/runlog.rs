@@ -270,7 +270,17 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
         }),
         Row::Note(NoteRow { t: 1.4, wall: wall(1.4), n: 1, text: "lane blocked".into() }),
         pose(1.5),
-        Row::LinkStats(LinkStatsRow { t: 1.5, wall: wall(1.5), sent: 10, received: 9, dropped_sweeps: 0 }),
+        Row::LinkStats(LinkStatsRow {
+            t: 1.5,
+            wall: wall(1.5),
+            sent: 10,
+            received: 9,
+            bytes_sent: 200,
+            bytes_received: 4000,
+            dropped_sweeps: 0,
+            ping_rtt_ms: Some(0.3),
+            observation_age_s: 0.05,
+        }),
         Row::LinkLost(LinkLostRow { t: 1.6, wall: wall(1.6), cause: "socket closed".into() }),
         Row::End(EndRow {
             t: 1.8,

@@ -1,6 +1,7 @@
 //! `acres-harness replay FOLDER`: runs a recorded run again with its recorded replies and
 //! latencies, with no model call, and compares the world digest with the recorded one (exit 0
-//! only when they are equal).
+//! only when they are equal). A link run (`--world link`) is not re-run: replay says what its
+//! folder proves and what it cannot (exit 1).
 
 use std::path::PathBuf;
 
@@ -73,6 +74,22 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
     let end = end.ok_or_else(|| {
         Failure::input(format!("{}: the run is incomplete (no end row); nothing to compare", file.display()))
     })?;
+    if run_row.world == crate::runlog::rows::World::Link {
+        // A real world (the vehicle over the link) is not replayed bit for bit: say what can be
+        // shown and what cannot, and compare nothing.
+        println!(
+            "replay of {}: a link run (world link, end {}). What the folder proves: the rows are the \
+             recorded conversation (the planner's calls, the tools' results, the skill server's events, \
+             the vehicle's poses as observed over the link) and `validate` checks their contract. What it \
+             cannot prove: that running again gives the same world. The vehicle (simulated or real) ran in \
+             other processes on its own clock; its digest ({}) only identifies what came over the link. \
+             Nothing was re-run.",
+            a.folder.display(),
+            end.end,
+            end.digest
+        );
+        return Err(Failure::check("replay: a link run cannot be replayed bit for bit (see above)"));
+    }
     let n_calls = recorded.len() as u64;
     let sc_file = PathBuf::from(&run_row.scenario_file);
     let sc = scenario::load(&sc_file, &maps_dir(std::slice::from_ref(&sc_file)))
@@ -104,6 +121,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         calls_per_run: (end.end == "limit_model_calls").then_some(n_calls),
         secret_vars: Vec::new(),
         record: true,
+        link: None,
     };
     let table = acres_runtime::costs::CostTable::load(
         &super::run::costs_dir(),

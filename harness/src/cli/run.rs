@@ -47,7 +47,8 @@ pub struct RunArgs {
     /// vehicle or simulator.
     #[arg(long, default_value = "vehicle", value_parser = parse_profile)]
     pub profile: Profile,
-    /// core (ACRES Core in the process) or link (the bridge; not built yet).
+    /// core (ACRES Core in the process) or link (the bridge node over TCP; the token, if the
+    /// bridge wants one, comes from the environment variable ACRES_LINK_TOKEN and is never logged).
     #[arg(long, default_value = "core")]
     pub world: String,
     /// The bridge's host (world link).
@@ -171,16 +172,33 @@ pub fn costs_dir() -> PathBuf {
     acres_runtime::costs::cost_folder(&repo_root())
 }
 
+/// The environment variable of the link's shared token.
+pub const LINK_TOKEN_ENV: &str = "ACRES_LINK_TOKEN";
+
+/// The link world's options of the command line (one run at a time: a bridge takes one
+/// commander).
+fn link_options(a: &RunArgs) -> Result<crate::link::LinkOptions, Failure> {
+    if !(a.link_silent_s.is_finite() && a.link_silent_s > 0.0) {
+        return Err(Failure::input("--link-silent-s must be a number of seconds > 0"));
+    }
+    if a.workers > 1 || a.concurrent > 1 {
+        return Err(Failure::input("--world link runs one scenario at a time: --workers 1 --concurrent 1"));
+    }
+    Ok(crate::link::LinkOptions {
+        host: a.link_host.clone(),
+        port: a.link_port,
+        silent_s: a.link_silent_s,
+        token: std::env::var(LINK_TOKEN_ENV).ok().filter(|t| !t.is_empty()),
+    })
+}
+
 /// Runs the command.
 pub fn run(a: RunArgs) -> Result<(), Failure> {
-    if a.world != "core" {
-        if a.world == "link" {
-            return Err(Failure::input(
-                "--world link: the link world is not built yet (a later issue); use --world core",
-            ));
-        }
-        return Err(Failure::input(format!("--world {}: expected core or link", a.world)));
-    }
+    let link = match a.world.as_str() {
+        "core" => None,
+        "link" => Some(link_options(&a)?),
+        other => return Err(Failure::input(format!("--world {other}: expected core or link"))),
+    };
     let model = crate::models::resolve(&a.model, &model_dir()).map_err(|e| Failure::input(e.to_string()))?;
     if a.mode != Mode::Classical {
         // A missing key is a clear error before any run starts.
@@ -223,6 +241,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         calls_per_run: mc.limits.calls_per_run,
         secret_vars: mc.api_key_env.iter().cloned().collect(),
         record: true,
+        link,
     };
     let gate = GateFile::make(&a, mc)?;
     let client_opts = crate::models::ClientOptions {

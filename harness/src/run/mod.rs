@@ -77,6 +77,8 @@ pub struct RunOptions {
     /// Write `episode.mcap` and `episode.interface.mcap` (the binary always does; the recording
     /// benchmark and the digest test turn it off to compare).
     pub record: bool,
+    /// The link world's options (`--world link`); `None`: the core in the process.
+    pub link: Option<crate::link::LinkOptions>,
 }
 
 impl RunOptions {
@@ -99,6 +101,7 @@ impl RunOptions {
             calls_per_run: None,
             secret_vars: Vec::new(),
             record: true,
+            link: None,
         }
     }
 }
@@ -197,7 +200,10 @@ pub fn run_scenario(
     let writer = RunWriter::recreate_with_secrets(&opts.out, &name, secrets)
         .with_context(|| format!("creating the run folder {name}"))?;
     let folder = writer.path().to_path_buf();
-    let world: Box<dyn WorldPort> = Box::new(CoreWorld::new(sc, opts.seed));
+    let world: Box<dyn WorldPort> = match &opts.link {
+        None => Box::new(CoreWorld::new(sc, opts.seed)),
+        Some(l) => Box::new(crate::link::LinkWorld::connect(sc, l).context("attaching to the bridge")?),
+    };
     let recovery = effective_recovery(sc, opts)?;
     let tools = crate::tools::tools_for(opts.mode, opts.profile, opts.operator);
     let system = system_text(sc, opts.mode, opts.profile);
@@ -225,6 +231,7 @@ pub fn run_scenario(
     }
     let (end, success, digest, t_s) = lp.finish();
     lp.st.finish_recording();
+    lp.st.world.end(&end);
     Ok(RunOutcome { folder, end, success, digest, t_s })
 }
 
@@ -252,7 +259,7 @@ fn run_row(
         fuel_limit_mj: sc.fuel_limit_mj,
         mode: opts.mode,
         profile: opts.profile,
-        world: World::Core,
+        world: if opts.link.is_some() { World::Link } else { World::Core },
         model: opts.model.clone(),
         model_file: opts.model_file.clone(),
         identity: Identity {

@@ -51,13 +51,27 @@ impl Loop<'_> {
             let arrived = self.home_since.unwrap_or(t);
             checks.insert("before_deadline".to_string(), at_home && arrived <= deadline + 1e-9);
         }
-        if s.within_fuel == Some(true) {
+        // Without a simulator's truth (a link to a real vehicle) the truth-based checks are
+        // unknown: they are left out of `checks` (never counted as held) and said so.
+        let unknown: Vec<&str> = [("within_fuel", s.within_fuel), ("no_collision", s.no_collision)]
+            .into_iter()
+            .filter(|(_, want)| truth.is_none() && *want == Some(true))
+            .map(|(k, _)| k)
+            .collect();
+        if !unknown.is_empty() {
+            eprintln!(
+                "acres-harness: {}: no simulator truth on this world: {} unknown (not checked)",
+                sc.id,
+                unknown.join(", ")
+            );
+        }
+        if s.within_fuel == Some(true) && truth.is_some() {
             checks.insert("within_fuel".to_string(), sc.fuel_limit_mj.is_none_or(|f| energy <= f));
         }
         if let Some(n) = s.max_blocked {
             checks.insert("max_blocked".to_string(), self.blocked_count <= u64::from(n));
         }
-        if s.no_collision == Some(true) {
+        if s.no_collision == Some(true) && truth.is_some() {
             checks.insert("no_collision".to_string(), contact_steps == 0);
         }
         let failed: Vec<String> = checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k.clone()).collect();

@@ -32,6 +32,13 @@ impl Loop<'_> {
     /// One control step.
     pub(crate) fn step(&mut self) {
         let scan = self.st.world.step();
+        if let Some(stats) = self.st.world.link_stats() {
+            self.log_link_stats(stats);
+        }
+        if let Some(cause) = self.st.world.lost() {
+            self.on_link_lost(cause);
+            return;
+        }
         let t = self.st.t();
         let v = self.st.world.vehicle();
         let pos = v.pose.pos();
@@ -88,6 +95,32 @@ impl Loop<'_> {
                 std::thread::sleep(std::time::Duration::from_secs_f64(want - have));
             }
         }
+    }
+
+    /// Writes a `link_stats` row.
+    pub(crate) fn log_link_stats(&mut self, s: crate::world::LinkStats) {
+        let t = self.st.t();
+        self.st.log(Row::LinkStats(crate::runlog::rows::LinkStatsRow {
+            t,
+            wall: wall_now(),
+            sent: s.sent,
+            received: s.received,
+            bytes_sent: s.bytes_sent,
+            bytes_received: s.bytes_received,
+            dropped_sweeps: s.dropped_sweeps,
+            ping_rtt_ms: s.ping_rtt_ms,
+            observation_age_s: s.observation_age_s,
+        }));
+    }
+
+    /// The link is lost: a `link_lost` row, and the run ends `link_lost`.
+    pub(crate) fn on_link_lost(&mut self, cause: String) {
+        if self.end.is_some() {
+            return;
+        }
+        let t = self.st.t();
+        self.st.log(Row::LinkLost(crate::runlog::rows::LinkLostRow { t, wall: wall_now(), cause }));
+        self.end = Some("link_lost".into());
     }
 
     /// Writes the pose row due now.

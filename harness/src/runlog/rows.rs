@@ -442,8 +442,16 @@ pub struct LinkStatsRow {
     pub sent: u64,
     /// Documents received from the bridge.
     pub received: u64,
+    /// Bytes sent to the bridge.
+    pub bytes_sent: u64,
+    /// Bytes received from the bridge.
+    pub bytes_received: u64,
     /// LiDAR sweeps dropped.
     pub dropped_sweeps: u64,
+    /// The newest ping round trip, ms (`null` before the first pong).
+    pub ping_rtt_ms: Option<f64>,
+    /// Wall seconds since the last observation came.
+    pub observation_age_s: f64,
 }
 
 /// The last row.
@@ -491,7 +499,17 @@ mod tests {
         let row = Row::Note(NoteRow { t: 0.0, wall: 0.0, n: 1, text: "x".into() });
         let v: Value = serde_json::from_str(&row.encode()).unwrap();
         assert_eq!(v["type"], row.type_name());
-        let row = Row::LinkStats(LinkStatsRow { t: 0.0, wall: 0.0, sent: 1, received: 1, dropped_sweeps: 0 });
+        let row = Row::LinkStats(LinkStatsRow {
+            t: 0.0,
+            wall: 0.0,
+            sent: 1,
+            received: 1,
+            bytes_sent: 10,
+            bytes_received: 20,
+            dropped_sweeps: 0,
+            ping_rtt_ms: Some(0.2),
+            observation_age_s: 0.05,
+        });
         let v: Value = serde_json::from_str(&row.encode()).unwrap();
         assert_eq!(v["type"], row.type_name());
     }

@@ -11,6 +11,7 @@
 //! - [`node`]: a node with typed publishers/subscriptions, the `/acres/skill` action, the
 //!   request/reply framing and the clock (`use_sim_time` with `/clock`);
 //! - [`wire`]: how `acres-msgs` CDR travels through ros2-client's serde;
+//! - [`polled`]: a client of `/acres/skill` that never blocks (the bridge node);
 //! - [`skill_action`]: the action's goal, result and feedback;
 //! - [`run`]: logging through `tracing` and a clean stop on SIGINT/SIGTERM.
 //!
@@ -28,6 +29,7 @@ pub mod args;
 pub mod cloud;
 pub mod env;
 pub mod node;
+pub mod polled;
 pub mod qos;
 pub mod run;
 pub mod skill_action;

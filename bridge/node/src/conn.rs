@@ -1,0 +1,207 @@
+//! One harness connection: a reader thread that turns lines into messages (bounded by
+//! [`MAX_LINE_BYTES`]; a longer line is skipped and reported) and a writer thread that drains an
+//! outbox of encoded lines. Control lines are queued in order; a step carries a sweep only when
+//! the outbox is empty and no sweep is still being written, so control traffic never waits
+//! behind more than the line being written (the bridge keeps the newest sweep meanwhile).
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Condvar, Mutex};
+
+use acres_link_protocol::{decode, encode, FromBridge, FromHarness, LineError, MAX_LINE_BYTES};
+use tracing::debug;
+
+/// What the reader thread got.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A line, read or not.
+    Line(Result<FromHarness, LineError>),
+    /// The socket closed (end of stream or an error).
+    Closed,
+}
+
+#[derive(Default)]
+struct Outbox {
+    lines: VecDeque<(String, bool)>,
+    sweep_in_flight: bool,
+    closed: bool,
+}
+
+/// Counts of one connection.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// Lines written.
+    pub lines_out: AtomicU64,
+    /// Bytes written.
+    pub bytes_out: AtomicU64,
+    /// Lines read.
+    pub lines_in: AtomicU64,
+    /// Bytes read.
+    pub bytes_in: AtomicU64,
+}
+
+/// A harness connection.
+pub struct Conn {
+    /// The peer, for logs.
+    pub peer: String,
+    stream: TcpStream,
+    outbox: Arc<(Mutex<Outbox>, Condvar)>,
+    /// Lines from the harness.
+    pub rx: Receiver<Incoming>,
+    /// Counts.
+    pub counts: Arc<Counts>,
+}
+
+impl Conn {
+    /// Starts the reader and writer threads of `stream`.
+    pub fn start(stream: TcpStream) -> std::io::Result<Conn> {
+        stream.set_nodelay(true)?;
+        stream.set_nonblocking(false)?;
+        let peer = stream.peer_addr().map_or_else(|_| "?".into(), |a| a.to_string());
+        let outbox = Arc::new((Mutex::new(Outbox::default()), Condvar::new()));
+        let counts = Arc::new(Counts::default());
+        let (tx, rx) = channel();
+        let mut reader = BufReader::with_capacity(1 << 16, stream.try_clone()?);
+        let c = counts.clone();
+        std::thread::Builder::new().name("link-read".into()).spawn(move || loop {
+            match read_line(&mut reader, &c) {
+                Some(item) => {
+                    if tx.send(Incoming::Line(item)).is_err() {
+                        return;
+                    }
+                }
+                None => {
+                    let _ = tx.send(Incoming::Closed);
+                    return;
+                }
+            }
+        })?;
+        let (ob, mut w, c) = (outbox.clone(), stream.try_clone()?, counts.clone());
+        std::thread::Builder::new().name("link-write".into()).spawn(move || write_loop(&ob, &mut w, &c))?;
+        Ok(Conn { peer, stream, outbox, rx, counts })
+    }
+
+    /// Queues a message.
+    pub fn send(&self, m: &FromBridge) {
+        self.push(encode(m), false);
+    }
+
+    /// Queues a step that carries a sweep.
+    pub fn send_with_sweep(&self, m: &FromBridge) {
+        self.push(encode(m), true);
+    }
+
+    fn push(&self, line: String, sweep: bool) {
+        let (lock, cv) = &*self.outbox;
+        let mut o = lock.lock().expect("outbox lock");
+        if sweep {
+            o.sweep_in_flight = true;
+        }
+        o.lines.push_back((line, sweep));
+        cv.notify_one();
+    }
+
+    /// True when a sweep could be written at once (nothing queued, no sweep being written).
+    pub fn sweep_free(&self) -> bool {
+        let o = self.outbox.0.lock().expect("outbox lock");
+        o.lines.is_empty() && !o.sweep_in_flight
+    }
+
+    /// Writes what is queued (up to `timeout`), then closes the socket.
+    pub fn close(&self, timeout: std::time::Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        while std::time::Instant::now() < deadline {
+            let o = self.outbox.0.lock().expect("outbox lock");
+            if o.lines.is_empty() || o.closed {
+                break;
+            }
+            drop(o);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let (lock, cv) = &*self.outbox;
+        lock.lock().expect("outbox lock").closed = true;
+        cv.notify_one();
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        let (lock, cv) = &*self.outbox;
+        if let Ok(mut o) = lock.lock() {
+            o.closed = true;
+        }
+        cv.notify_one();
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+fn write_loop(outbox: &(Mutex<Outbox>, Condvar), w: &mut TcpStream, counts: &Counts) {
+    let (lock, cv) = outbox;
+    loop {
+        let (line, sweep) = {
+            let mut o = lock.lock().expect("outbox lock");
+            loop {
+                if o.closed {
+                    return;
+                }
+                if let Some(x) = o.lines.pop_front() {
+                    break x;
+                }
+                o = cv.wait(o).expect("outbox lock");
+            }
+        };
+        let ok = w.write_all(line.as_bytes()).is_ok();
+        counts.lines_out.fetch_add(1, Ordering::Relaxed);
+        counts.bytes_out.fetch_add(line.len() as u64, Ordering::Relaxed);
+        let mut o = lock.lock().expect("outbox lock");
+        if sweep {
+            o.sweep_in_flight = false;
+        }
+        if !ok {
+            debug!("link write failed; the connection closes");
+            o.closed = true;
+            return;
+        }
+    }
+}
+
+/// Reads one line of at most [`MAX_LINE_BYTES`]; a longer one is read to its end and reported
+/// as oversized. `None` at the end of the stream.
+pub fn read_line(r: &mut impl BufRead, counts: &Counts) -> Option<Result<FromHarness, LineError>> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut len = 0usize;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok([]) => return None,
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..=i], true),
+            None => (chunk, false),
+        };
+        let n = part.len();
+        len += n;
+        if len <= MAX_LINE_BYTES + 1 {
+            buf.extend_from_slice(part);
+        }
+        r.consume(n);
+        if done {
+            break;
+        }
+    }
+    counts.lines_in.fetch_add(1, Ordering::Relaxed);
+    counts.bytes_in.fetch_add(len as u64, Ordering::Relaxed);
+    if len > MAX_LINE_BYTES + 1 {
+        return Some(Err(LineError::Oversized { len, max: MAX_LINE_BYTES }));
+    }
+    Some(match String::from_utf8(buf) {
+        Ok(s) => decode(&s),
+        Err(_) => Err(LineError::Malformed("the line is not UTF-8".into())),
+    })
+}

@@ -1,0 +1,418 @@
+//! The bridge node `acres_bridge`: the vehicle's ROS 2 side on one hand, the harness's link
+//! (`acres-link-protocol` over one TCP socket) on the other.
+//!
+//! | endpoint | type | does |
+//! | --- | --- | --- |
+//! | `/acres/skill` (action client) | `acres_interfaces/action/Skill` | a goal for each `skill` line; `reply` on its goal response, `result` at its end |
+//! | `/acres/observation` (in) | `acres_interfaces/Observation` | one `step` each |
+//! | `/acres/events` (in) | `acres_interfaces/SkillEvent` | in the next `step` |
+//! | `/lidar/points` (in, sensor data) | `sensor_msgs/PointCloud2` | the newest sweep rides the next `step` that can carry it at once |
+//! | `/acres/sim/truth` (in) | `acres_interfaces/SimTruth` | in the next `step` (simulated runs only) |
+//! | `/acres/skill/heartbeat` (out) | `acres_interfaces/Heartbeat` | one per `beat` |
+//!
+//! Parameters: `host` (127.0.0.1), `port` (5630), `token` (or the environment variable
+//! `ACRES_LINK_TOKEN`; empty: none), `allow_insecure` (false: a host other than loopback needs a
+//! token), `rmw_framing`, `use_sim_time`.
+//!
+//! One harness at a time: a second connection gets `refused` (`busy`) and is closed. When the
+//! socket closes or the harness sends `end`, every goal it sent is cancelled and its terminal
+//! state confirmed and logged.
+//!
+//! Layout: [`Params`], [`Bridge`] (the loop), `conn` (one connection's threads), `goals`.
+
+mod conn;
+mod goals;
+
+use std::net::{IpAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use acres_link_protocol as link;
+use acres_msgs::acres_interfaces::{Heartbeat, Observation, SimTruth, SkillEvent};
+use acres_msgs::sensor_msgs::PointCloud2;
+use acres_ros::args::ArgsError;
+use acres_ros::polled::PolledSkillClient;
+use acres_ros::run::Shutdown;
+use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub};
+use link::{FromBridge, FromHarness, RefusedCode};
+use tracing::{debug, info, warn};
+
+pub use conn::{read_line, Conn, Counts, Incoming};
+
+/// The environment variable of the token.
+pub const TOKEN_ENV: &str = "ACRES_LINK_TOKEN";
+
+/// Truth not seen for this long is not announced in `hello`, s.
+const TRUTH_FRESH_S: f64 = 2.0;
+
+/// The bridge's parameters.
+#[derive(Clone, PartialEq)]
+pub struct Params {
+    /// The address to listen on (`host`).
+    pub host: String,
+    /// The port (`port`; 0: any free port, logged).
+    pub port: u16,
+    /// The shared token (`token`, or `ACRES_LINK_TOKEN`), if any.
+    pub token: Option<String>,
+    /// Allow a non-loopback host without a token (`allow_insecure`).
+    pub allow_insecure: bool,
+}
+
+impl std::fmt::Debug for Params {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The token is never printed.
+        f.debug_struct("Params")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("allow_insecure", &self.allow_insecure)
+            .finish()
+    }
+}
+
+impl Params {
+    /// Reads the parameters (the token from `token`, else the environment).
+    pub fn from_args(a: &RosArgs) -> Result<Params, ArgsError> {
+        let port = a.f64_or("port", f64::from(link::DEFAULT_PORT))?;
+        let token = a.str_or("token", "")?;
+        let token = Some(token)
+            .filter(|t| !t.is_empty())
+            .or_else(|| std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty()));
+        Ok(Params {
+            host: a.str_or("host", "127.0.0.1")?,
+            port: port.clamp(0.0, 65535.0) as u16,
+            token,
+            allow_insecure: a.bool_or("allow_insecure", false)?,
+        })
+    }
+
+    /// Refuses a non-loopback host without a token unless `allow_insecure`.
+    pub fn check(&self) -> Result<(), String> {
+        let loopback = self.host == "localhost" || self.host.parse::<IpAddr>().is_ok_and(|a| a.is_loopback());
+        if !loopback && self.token.is_none() && !self.allow_insecure {
+            return Err(format!(
+                "host {} is not loopback and no token is set: set the token (-p token:=... or {TOKEN_ENV}) or -p allow_insecure:=true",
+                self.host
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The bridge: ROS endpoints, the listening socket, the attached harness.
+pub struct Bridge {
+    node: RosNode,
+    params: Params,
+    listener: TcpListener,
+    client: PolledSkillClient,
+    observation: Sub<Observation>,
+    events: Sub<SkillEvent>,
+    points: Sub<PointCloud2>,
+    truth: Sub<SimTruth>,
+    heartbeat: Pub<Heartbeat>,
+    conn: Option<Attached>,
+    goals: goals::Goals,
+    truth_seen: Option<Instant>,
+}
+
+struct Attached {
+    conn: Conn,
+    attached: bool,
+    seq: u64,
+    events: Vec<SkillEvent>,
+    sweep: Option<link::Sweep>,
+    truth: Option<SimTruth>,
+    dropped_sweeps: u64,
+    beats: u64,
+}
+
+impl Bridge {
+    /// Makes the endpoints and binds the socket.
+    pub fn new(mut node: RosNode, params: Params) -> anyhow::Result<Bridge> {
+        params.check().map_err(|e| anyhow::anyhow!(e))?;
+        let listener = TcpListener::bind((params.host.as_str(), params.port))
+            .map_err(|e| anyhow::anyhow!("binding {}:{}: {e}", params.host, params.port))?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        info!(%addr, token = params.token.is_some(), "link listening");
+        let ros = |e: NodeError| anyhow::anyhow!("{e}");
+        Ok(Bridge {
+            client: PolledSkillClient::new(&mut node, "acres/skill").map_err(ros)?,
+            observation: node.subscription("acres/observation", qos::default_profile()).map_err(ros)?,
+            events: node.subscription("acres/events", qos::default_profile()).map_err(ros)?,
+            points: node.subscription("lidar/points", qos::sensor_data()).map_err(ros)?,
+            truth: node.subscription("acres/sim/truth", qos::default_profile()).map_err(ros)?,
+            heartbeat: node.publisher("acres/skill/heartbeat", qos::default_profile()).map_err(ros)?,
+            node,
+            params,
+            listener,
+            conn: None,
+            goals: goals::Goals::default(),
+            truth_seen: None,
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Runs until a signal; then cancels every open goal.
+    pub fn run(mut self, shutdown: &Shutdown) {
+        while !shutdown.requested() {
+            let busy = self.turn();
+            if !busy {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        }
+        self.detach("the bridge stops");
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while !self.goals.is_empty() && Instant::now() < deadline {
+            self.goals.poll(&self.client);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        info!("bridge stopped");
+    }
+
+    /// One pass over everything; true when something was done.
+    fn turn(&mut self) -> bool {
+        let mut busy = false;
+        while let Ok((s, peer)) = self.listener.accept() {
+            busy = true;
+            self.accept(s, peer.to_string());
+        }
+        busy |= self.read_link();
+        busy |= self.read_ros();
+        let out = self.goals.poll(&self.client);
+        busy |= !out.is_empty();
+        if let Some(a) = &self.conn {
+            for m in &out {
+                a.conn.send(m);
+            }
+        }
+        busy
+    }
+
+    fn accept(&mut self, s: TcpStream, peer: String) {
+        let conn = match Conn::start(s) {
+            Ok(c) => c,
+            Err(e) => return warn!(%peer, error = %e, "connection failed"),
+        };
+        conn.send(&FromBridge::Hello(self.hello()));
+        if self.conn.is_some() {
+            info!(%peer, "second harness refused: busy");
+            refuse(&conn, RefusedCode::Busy, "another harness is attached: one commander at a time".into());
+            return;
+        }
+        info!(%peer, "harness connected");
+        self.conn = Some(Attached {
+            conn,
+            attached: false,
+            seq: 0,
+            events: Vec::new(),
+            sweep: None,
+            truth: None,
+            dropped_sweeps: 0,
+            beats: 0,
+        });
+    }
+
+    fn hello(&self) -> link::Hello {
+        link::Hello {
+            version: link::PROTOCOL_VERSION,
+            bridge: format!("acres_bridge {}", env!("CARGO_PKG_VERSION")),
+            token_required: self.params.token.is_some(),
+            truth: self.truth_seen.is_some_and(|t| t.elapsed().as_secs_f64() < TRUTH_FRESH_S),
+        }
+    }
+
+    /// Handles the harness's lines; true when any came.
+    fn read_link(&mut self) -> bool {
+        let mut busy = false;
+        loop {
+            let Some(a) = &self.conn else { return busy };
+            let item = match a.conn.rx.try_recv() {
+                Ok(i) => i,
+                Err(std::sync::mpsc::TryRecvError::Empty) => return busy,
+                Err(std::sync::mpsc::TryRecvError::Disconnected) => Incoming::Closed,
+            };
+            busy = true;
+            match item {
+                Incoming::Closed => {
+                    info!(peer = %a.conn.peer, "link closed by the harness");
+                    self.detach("the socket closed");
+                }
+                Incoming::Line(Err(e)) => {
+                    debug!(error = %e, "unreadable line");
+                    a.conn
+                        .send(&FromBridge::Error(link::ErrorLine { code: e.code(), message: e.to_string() }));
+                }
+                Incoming::Line(Ok(m)) => self.on_message(m),
+            }
+        }
+    }
+
+    fn on_message(&mut self, m: FromHarness) {
+        let now = self.node.now_s();
+        let Some(a) = self.conn.as_mut() else { return };
+        if !a.attached {
+            match m {
+                FromHarness::Attach(at) => {
+                    if at.version != link::PROTOCOL_VERSION {
+                        let r = link::version_mismatch(link::PROTOCOL_VERSION, at.version);
+                        return self.refuse_attached(RefusedCode::Version, r);
+                    }
+                    if let Some(t) = &self.params.token {
+                        if !at.token.as_deref().is_some_and(|g| link::token_matches(g, t)) {
+                            let why = if at.token.is_none() { "a token is required" } else { "wrong token" };
+                            return self.refuse_attached(RefusedCode::Token, why.into());
+                        }
+                    }
+                    info!(harness = %at.harness, "harness attached");
+                    a.attached = true;
+                    a.conn.send(&FromBridge::Welcome(link::Welcome { t_s: now }));
+                }
+                FromHarness::Skill(_) | FromHarness::Cancel(_) => {
+                    a.conn.send(&FromBridge::Error(link::ErrorLine {
+                        code: link::ErrorCode::OutOfOrder,
+                        message: "attach first: nothing is executed before the harness is attached".into(),
+                    }))
+                }
+                _ => self.refuse_attached(RefusedCode::Protocol, "the first line must be an attach".into()),
+            }
+            return;
+        }
+        match m {
+            FromHarness::Attach(_) => a.conn.send(&FromBridge::Error(link::ErrorLine {
+                code: link::ErrorCode::OutOfOrder,
+                message: "already attached".into(),
+            })),
+            FromHarness::Skill(s) => {
+                if let Some(r) = self.goals.send(&self.client, s.id, s.goal) {
+                    a.conn.send(&r);
+                }
+            }
+            FromHarness::Cancel(c) => self.goals.cancel(&self.client, c.id, "the harness asked"),
+            FromHarness::Beat(b) => {
+                a.beats += 1;
+                self.heartbeat.publish(Heartbeat {
+                    stamp: acres_ros::node::stamp(acres_ros::node::wall_s()),
+                    seq: b.n,
+                    sender: "acres_bridge".into(),
+                });
+            }
+            FromHarness::Ping(p) => a.conn.send(&FromBridge::Pong(link::Pong { n: p.n, t_s: now })),
+            FromHarness::End(e) => {
+                info!(cause = %e.cause, "the harness ends");
+                self.detach("the harness sent end");
+            }
+        }
+    }
+
+    fn refuse_attached(&mut self, code: RefusedCode, reason: String) {
+        if let Some(a) = self.conn.take() {
+            info!(?code, %reason, "attach refused");
+            refuse(&a.conn, code, reason);
+        }
+    }
+
+    /// Drops the harness: cancels every goal it sent (their terminal states are logged as they
+    /// come).
+    fn detach(&mut self, why: &str) {
+        if let Some(a) = self.conn.take() {
+            info!(why, beats = a.beats, steps = a.seq, dropped_sweeps = a.dropped_sweeps, "harness detached");
+            a.conn.close(Duration::from_millis(200));
+        }
+        self.goals.cancel(&self.client, None, why);
+    }
+
+    /// Takes the vehicle's topics; true when any came.
+    fn read_ros(&mut self) -> bool {
+        let mut busy = false;
+        if let Some(t) = self.truth.latest() {
+            self.truth_seen = Some(Instant::now());
+            if let Some(a) = &mut self.conn {
+                a.truth = Some(json_safe_truth(t));
+            }
+            busy = true;
+        }
+        while let Some(e) = self.events.take() {
+            busy = true;
+            if let Some(a) = &mut self.conn {
+                a.events.push(json_safe_event(e));
+            }
+        }
+        if let Some(pc) = self.points.latest() {
+            busy = true;
+            if let Some(a) = &mut self.conn {
+                match acres_ros::cloud::from_cloud(&pc) {
+                    Ok(pts) => {
+                        let t_s = f64::from(pc.header.stamp.sec) + f64::from(pc.header.stamp.nanosec) * 1e-9;
+                        if a.sweep.replace(link::Sweep::pack(t_s, &pts)).is_some() {
+                            a.dropped_sweeps += 1;
+                        }
+                    }
+                    Err(e) => debug!(error = %e, "sweep skipped"),
+                }
+            }
+        }
+        while let Some(o) = self.observation.take() {
+            busy = true;
+            if let Some(a) = &mut self.conn {
+                if a.attached {
+                    a.send_step(o);
+                }
+            }
+        }
+        busy
+    }
+}
+
+impl Attached {
+    fn send_step(&mut self, observation: Observation) {
+        self.seq += 1;
+        let with_sweep = self.sweep.is_some() && self.conn.sweep_free();
+        let step = link::Step {
+            seq: self.seq,
+            observation,
+            events: std::mem::take(&mut self.events),
+            sweep: if with_sweep { self.sweep.take() } else { None },
+            truth: self.truth.take(),
+            dropped_sweeps: self.dropped_sweeps,
+        };
+        let m = FromBridge::Step(step);
+        if with_sweep {
+            self.conn.send_with_sweep(&m);
+        } else {
+            self.conn.send(&m);
+        }
+    }
+}
+
+fn refuse(conn: &Conn, code: RefusedCode, reason: String) {
+    conn.send(&FromBridge::Refused(link::Refused { code, reason }));
+    conn.close(Duration::from_millis(200));
+}
+
+/// An event whose `hold_at` JSON can carry: `geometry_msgs/Point` has no NaN encoding on the
+/// link, so a hold place that is not given (every event but `shield_hold`) travels as (0, 0, 0).
+pub fn json_safe_event(mut e: SkillEvent) -> SkillEvent {
+    let p = &mut e.hold_at;
+    if !(p.x.is_finite() && p.y.is_finite() && p.z.is_finite()) {
+        *p = Default::default();
+    }
+    e
+}
+
+/// Truth whose JSON the link can carry: an object not seen yet (`first_seen_s` NaN) travels
+/// with `first_seen_s` -1, and a non-finite energy as 0.
+pub fn json_safe_truth(mut t: SimTruth) -> SimTruth {
+    for o in &mut t.objects {
+        if !o.first_seen_s.is_finite() {
+            o.first_seen_s = -1.0;
+        }
+    }
+    if !t.energy_mj.is_finite() {
+        t.energy_mj = 0.0;
+    }
+    t
+}

@@ -1,0 +1,36 @@
+//! `acres_bridge`: the bridge node between the vehicle's ROS 2 side and the harness's link.
+//!
+//! ```text
+//! acres_bridge --ros-args -p host:=127.0.0.1 -p port:=5630 -p use_sim_time:=true
+//! ```
+//! Parameters: `host`, `port`, `token` (or `ACRES_LINK_TOKEN`), `allow_insecure`,
+//! `rmw_framing`, `use_sim_time`; see the library docs. Exit codes: 0 stopped by a signal, 2 bad
+//! input (a non-loopback host without a token, a port in use).
+
+use std::process::ExitCode;
+
+use acres_bridge::{Bridge, Params};
+use acres_ros::run::{init_logging, Shutdown};
+use acres_ros::{RosArgs, RosEnv, RosNode};
+use anyhow::Context;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("acres_bridge: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let args = RosArgs::parse(std::env::args(), "acres_bridge")?;
+    init_logging(args.log_level.as_deref());
+    let params = Params::from_args(&args)?;
+    params.check().map_err(|e| anyhow::anyhow!(e))?;
+    let shutdown = Shutdown::install().context("signal handler")?;
+    let node = RosNode::new(args, RosEnv::from_env()?).context("ROS node")?;
+    Bridge::new(node, params)?.run(&shutdown);
+    Ok(())
+}

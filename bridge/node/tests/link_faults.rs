@@ -1,0 +1,154 @@
+//! Faults of the link with real processes (core node, vehicle node, bridge, harness): the
+//! bridge killed, the harness killed, the harness frozen, observations stopping. Each asserts
+//! the outcome and the time it took.
+//!
+//! NETWORK SAFETY: DDS in every node: these tests run only in a private network namespace (see
+//! `util`), loopback-only, the socket on 127.0.0.1.
+
+mod util;
+
+use std::time::{Duration, Instant};
+
+use util::*;
+
+const SC: &str = "link_sim_f56";
+
+/// Waits until the harness's run shows the goto running (its `skill_started` row).
+fn wait_driving(stack: &Stack) {
+    let ok = poll(Duration::from_secs(60), || {
+        stack.rows(SC).iter().any(|r| r["type"] == "event" && r["name"] == "skill_started").then_some(())
+    });
+    assert!(ok.is_some(), "the goto did not start; harness log:\n{}", stack.log("harness"));
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+fn link_lost_row(stack: &Stack) -> serde_json::Value {
+    stack.rows(SC).into_iter().find(|r| r["type"] == "link_lost").expect("a link_lost row")
+}
+
+#[test]
+fn bridge_killed_mid_run_ends_link_lost_within_2_5_s() {
+    if !in_private_netns() {
+        return;
+    }
+    let stack = Stack::start("kill-bridge", SC, 5651, 5.0, &[]);
+    let mut h = stack.harness(SC, &[]);
+    wait_driving(&stack);
+    let killed = wall_s();
+    stack.bridge.signal("-KILL");
+    assert_eq!(h.wait(Duration::from_secs(10)), Some(1), "the run fails");
+    let row = link_lost_row(&stack);
+    let took_s = row["wall"].as_f64().unwrap() - killed;
+    eprintln!("bridge killed → link_lost after {took_s:.3} s ({})", row["cause"]);
+    assert!(took_s <= 2.5, "link_lost after {took_s} s");
+    let end = stack.rows(SC).last().cloned().unwrap();
+    assert_eq!(end["end"], "link_lost");
+    assert!(validates(&stack.run_dir(SC)), "the folder validates");
+}
+
+#[test]
+fn harness_killed_cancels_the_goal_within_100_ms_and_the_vehicle_stops() {
+    if !in_private_netns() {
+        return;
+    }
+    let stack = Stack::start("kill-harness", SC, 5652, 5.0, &[]);
+    let h = stack.harness(SC, &[]);
+    wait_driving(&stack);
+    let mut h = h;
+    let killed = Instant::now();
+    h.signal("-KILL");
+    let _ = h.wait(Duration::from_secs(2));
+    // The bridge logs the cancel, then the goal's terminal state (canceled, code stopped).
+    let confirmed = poll(Duration::from_secs(10), || {
+        let log = stack.log("bridge");
+        log.lines().find(|l| l.contains("terminal state confirmed")).map(String::from)
+    });
+    let line =
+        confirmed.unwrap_or_else(|| panic!("no confirmed cancel; bridge log:\n{}", stack.log("bridge")));
+    let after_ms: u64 = line
+        .split("after_ms")
+        .nth(1)
+        .and_then(|s| {
+            s.trim_start_matches(|c: char| !c.is_ascii_digit()).split(|c: char| !c.is_ascii_digit()).next()
+        })
+        .and_then(|s| s.parse().ok())
+        .expect("after_ms in the log line");
+    let log = stack.log("bridge");
+    let ts = |needle: &str| -> f64 {
+        let l =
+            log.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("no `{needle}` in:\n{log}"));
+        let stamp = l.trim_start_matches(|c: char| !c.is_ascii_digit()).split('Z').next().unwrap();
+        let hms = stamp.split('T').nth(1).unwrap();
+        let p: Vec<f64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
+        p[0] * 3600.0 + p[1] * 60.0 + p[2]
+    };
+    let cancel_after_close_ms = (ts("goal cancel sent") - ts("link closed by the harness")) * 1000.0;
+    eprintln!(
+        "harness killed: cancel sent {cancel_after_close_ms:.1} ms after the close was seen; terminal state {after_ms} ms after the cancel; {:?} since the kill",
+        killed.elapsed()
+    );
+    assert!(line.contains("canceled"), "{line}");
+    assert!(cancel_after_close_ms <= 100.0, "cancel {cancel_after_close_ms} ms after the close");
+    assert!(after_ms <= 100, "terminal state {after_ms} ms after the cancel");
+    // The vehicle stops: the test's own (loopback-only) node watches /acres/observation.
+    let args = acres_ros::RosArgs::parse(["test"], "acres_link_test").unwrap();
+    let env = acres_ros::RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
+    let mut node = acres_ros::RosNode::new(args, env).unwrap();
+    let obs = node
+        .subscription::<acres_msgs::acres_interfaces::Observation>(
+            "/acres/observation",
+            acres_ros::qos::default_profile(),
+        )
+        .unwrap();
+    let still = poll(Duration::from_secs(20), || {
+        obs.latest().filter(|o| o.skill.is_empty() && o.speed_mps.abs() < 0.05).map(|o| o.speed_mps)
+    });
+    assert!(still.is_some(), "the vehicle did not stop after the cancel");
+    eprintln!("vehicle stopped {:?} after the kill", killed.elapsed());
+}
+
+#[test]
+fn harness_frozen_the_vehicle_applies_on_cancel_within_its_heartbeat_timeout() {
+    if !in_private_netns() {
+        return;
+    }
+    let stack = Stack::start("freeze-harness", SC, 5653, 5.0, &["heartbeat_timeout_s:=1.0"]);
+    let h = stack.harness(SC, &["--link-silent-s", "30"]);
+    wait_driving(&stack);
+    let frozen = Instant::now();
+    h.signal("-STOP");
+    // The vehicle node ends the skill `stopped` when beats stop for 1 s (on_cancel stop).
+    let ended = poll(Duration::from_secs(10), || {
+        stack
+            .log("vehicle")
+            .lines()
+            .any(|l| l.contains("heartbeat") && (l.contains("lost") || l.contains("stopped")))
+            .then_some(())
+    });
+    let took = frozen.elapsed();
+    h.signal("-CONT");
+    assert!(ended.is_some(), "no on_cancel on lost beats; vehicle log:\n{}", stack.log("vehicle"));
+    eprintln!("harness frozen → on_cancel after {took:?}");
+    assert!(took <= Duration::from_millis(1_700), "on_cancel after {took:?} (timeout 1.0 s)");
+}
+
+#[test]
+fn observations_stop_link_lost_after_link_silent_s() {
+    if !in_private_netns() {
+        return;
+    }
+    let stack = Stack::start("silent", SC, 5654, 5.0, &[]);
+    let mut h = stack.harness(SC, &["--link-silent-s", "1.5"]);
+    wait_driving(&stack);
+    let stopped = wall_s();
+    stack.vehicle.signal("-STOP");
+    let code = h.wait(Duration::from_secs(10));
+    stack.vehicle.signal("-CONT");
+    assert_eq!(code, Some(1));
+    let row = link_lost_row(&stack);
+    let took_s = row["wall"].as_f64().unwrap() - stopped;
+    eprintln!("observations stopped → link_lost after {took_s:.3} s ({})", row["cause"]);
+    assert!(row["cause"].as_str().unwrap().contains("no step"), "{row}");
+    assert!((1.4..=2.2).contains(&took_s), "link_lost after {took_s} s (silent 1.5 s)");
+    assert!(validates(&stack.run_dir(SC)), "the folder validates");
+}

@@ -1,0 +1,139 @@
+//! The bridge's answers on the socket, with the bridge process alone (no vehicle): malformed,
+//! unknown, oversized and out-of-order lines get the documented `error` and the link stays
+//! usable; a wrong version, a second harness and a wrong or missing token are refused; a
+//! non-loopback host without a token is refused at start. Each test asserts the time it took.
+//!
+//! NETWORK SAFETY: the bridge creates a DDS participant: these tests run only in a private
+//! network namespace (see `util`), loopback-only, the socket on 127.0.0.1.
+
+mod util;
+
+use std::time::{Duration, Instant};
+
+use acres_link_protocol as link;
+use link::{ErrorCode, FromBridge, FromHarness, RefusedCode};
+use util::*;
+
+fn error_code(m: Option<FromBridge>) -> ErrorCode {
+    match m {
+        Some(FromBridge::Error(e)) => e.code,
+        other => panic!("expected an error line, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_lines_get_the_documented_answers_and_the_link_stays_usable() {
+    if !in_private_netns() {
+        return;
+    }
+    let t0 = Instant::now();
+    let dir = std::env::temp_dir().join(format!("acres-link-lines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _bridge = bridge(5641, &[], &dir.join("bridge.log"), &[]);
+    let mut c = Raw::connect(5641);
+    assert!(
+        matches!(c.next(), Some(FromBridge::Hello(h)) if h.version == link::PROTOCOL_VERSION && !h.token_required)
+    );
+    // Before attach: unreadable lines are answered, a skill is out of order.
+    c.send_raw(b"not json\n");
+    assert_eq!(error_code(c.next()), ErrorCode::Malformed);
+    c.send_raw(b"{\"type\":\"fly\"}\n");
+    assert_eq!(error_code(c.next()), ErrorCode::UnknownType);
+    c.send(&FromHarness::Skill(link::SkillRequest {
+        id: 1,
+        goal: acres_msgs::acres_interfaces::SkillGoal {
+            skill: "goto".into(),
+            field: "F56".into(),
+            ..Default::default()
+        },
+    }));
+    assert_eq!(error_code(c.next()), ErrorCode::OutOfOrder);
+    let mut long = vec![b'x'; link::MAX_LINE_BYTES + 100];
+    long.push(b'\n');
+    c.send_raw(&long);
+    assert_eq!(error_code(c.next()), ErrorCode::Oversized);
+    // Still usable: attach, ping, a malformed line after attach, ping again.
+    assert!(matches!(c.attach(link::PROTOCOL_VERSION, None), Some(FromBridge::Welcome(_))));
+    c.send(&FromHarness::Ping(link::Ping { n: 7 }));
+    assert!(matches!(c.next(), Some(FromBridge::Pong(p)) if p.n == 7));
+    c.send_raw(b"{\"type\":\"beat\"}\n");
+    assert_eq!(error_code(c.next()), ErrorCode::Malformed);
+    c.send(&FromHarness::Ping(link::Ping { n: 8 }));
+    assert!(matches!(c.next(), Some(FromBridge::Pong(p)) if p.n == 8));
+    // A second harness is refused (busy) and closed; the first stays attached.
+    let mut second = Raw::connect(5641);
+    assert!(matches!(second.next(), Some(FromBridge::Hello(_))));
+    assert!(matches!(second.next(), Some(FromBridge::Refused(r)) if r.code == RefusedCode::Busy));
+    assert!(second.next().is_none(), "the second connection is closed");
+    c.send(&FromHarness::Ping(link::Ping { n: 9 }));
+    assert!(matches!(c.next(), Some(FromBridge::Pong(p)) if p.n == 9));
+    // After end, a new harness can attach; a wrong version is refused naming both versions.
+    c.send(&FromHarness::End(link::End { cause: "done".into() }));
+    assert!(c.next().is_none(), "the bridge closes after end");
+    let mut v = Raw::connect(5641);
+    assert!(matches!(v.next(), Some(FromBridge::Hello(_))));
+    match v.attach(99, None) {
+        Some(FromBridge::Refused(r)) => {
+            assert_eq!(r.code, RefusedCode::Version);
+            assert_eq!(r.reason, link::version_mismatch(link::PROTOCOL_VERSION, 99));
+        }
+        other => panic!("expected refused, got {other:?}"),
+    }
+    let took = t0.elapsed();
+    eprintln!("bad lines and refusals: {took:?}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+}
+
+#[test]
+fn the_token_is_checked_at_attach() {
+    if !in_private_netns() {
+        return;
+    }
+    let t0 = Instant::now();
+    let dir = std::env::temp_dir().join(format!("acres-link-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _bridge = bridge(5642, &[], &dir.join("bridge.log"), &[("ACRES_LINK_TOKEN", "field-secret-42")]);
+    for (given, ok) in [(None, false), (Some("field-secret-41"), false), (Some("field-secret-42"), true)] {
+        let mut c = Raw::connect(5642);
+        assert!(matches!(c.next(), Some(FromBridge::Hello(h)) if h.token_required));
+        match c.attach(link::PROTOCOL_VERSION, given) {
+            Some(FromBridge::Welcome(_)) => assert!(ok, "{given:?} must be refused"),
+            Some(FromBridge::Refused(r)) => {
+                assert!(!ok, "{given:?} must be accepted");
+                assert_eq!(r.code, RefusedCode::Token);
+                assert!(c.next().is_none(), "closed after a refusal");
+            }
+            other => panic!("{other:?}"),
+        }
+        if ok {
+            c.send(&FromHarness::End(link::End { cause: "done".into() }));
+            assert!(c.next().is_none());
+        }
+    }
+    let log = std::fs::read_to_string(dir.join("bridge.log")).unwrap();
+    assert!(!log.contains("field-secret"), "the token is never logged");
+    let took = t0.elapsed();
+    eprintln!("tokens: {took:?}");
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+}
+
+#[test]
+fn a_non_loopback_host_needs_a_token_or_allow_insecure() {
+    if !in_private_netns() {
+        return;
+    }
+    let t0 = Instant::now();
+    let dir = std::env::temp_dir().join(format!("acres-link-insecure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("bridge.log");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_acres_bridge"));
+    cmd.args(["--ros-args", "-p", "host:=0.0.0.0", "-p", "port:=5643"])
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env_remove("ACRES_LINK_TOKEN")
+        .stderr(std::fs::File::create(&log).unwrap());
+    let mut p = Proc { child: cmd.spawn().unwrap(), name: "bridge" };
+    assert_eq!(p.wait(Duration::from_secs(10)), Some(2), "refused with exit code 2");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("allow_insecure"));
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}

@@ -1,0 +1,270 @@
+//! Test support for the link tests: the network-namespace check, the node processes and the
+//! harness behind guards that kill them on drop, a raw link client, and polling against
+//! deadlines.
+//!
+//! NETWORK SAFETY: these tests start DDS participants (the nodes, the bridge, the tests' own
+//! observer). They run only inside a private network namespace whose only interface is `lo`
+//! (`tools/test.sh` runs them under `unshare -n`); elsewhere they skip with a loud message, or
+//! fail when `ACRES_REQUIRE_NETNS=1`. Every participant is loopback-only
+//! (`ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`) and the bridge binds 127.0.0.1.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use acres_link_protocol as link;
+
+/// True when this process is in a private network namespace with only `lo`.
+pub fn in_private_netns() -> bool {
+    let ifaces: Vec<String> = std::fs::read_to_string("/proc/self/net/dev")
+        .unwrap_or_default()
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next().map(|n| n.trim().to_string()))
+        .collect();
+    if ifaces == ["lo"] {
+        return true;
+    }
+    let msg = format!(
+        "\n!!!! LINK TEST SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test -p acres-bridge ...'\n"
+    );
+    if std::env::var("ACRES_REQUIRE_NETNS").as_deref() == Ok("1") {
+        panic!("{msg}");
+    }
+    eprintln!("{msg}");
+    false
+}
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
+}
+
+/// A child process killed (SIGKILL) and reaped on drop.
+pub struct Proc {
+    /// The child.
+    pub child: Child,
+    /// Its name.
+    pub name: &'static str,
+}
+
+impl Proc {
+    /// Sends a signal (`-KILL`, `-STOP`, `-CONT`, `-INT`).
+    pub fn signal(&self, sig: &str) {
+        let _ = Command::new("kill").args([sig, &self.child.id().to_string()]).status();
+    }
+    /// Waits for the exit code up to `timeout`.
+    pub fn wait(&mut self, timeout: Duration) -> Option<i32> {
+        poll(timeout, || self.child.try_wait().ok().flatten().map(|s| s.code().unwrap_or(-1)))
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A binary of the workspace (built by `cargo build` / `tools/test.sh`).
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test exe");
+    let p = exe.parent().and_then(Path::parent).expect("target dir").join(name);
+    assert!(
+        p.exists(),
+        "{} is not built: cargo build -p acres-core-node -p acres-vehicle-node -p acres-harness first",
+        p.display()
+    );
+    p
+}
+
+fn ros_env(cmd: &mut Command) {
+    cmd.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("ROS_DISTRO", "jazzy")
+        .env("ROS_DOMAIN_ID", "0")
+        .env("RUST_LOG", "info,rustdds=off,ros2_client=error")
+        .stdin(Stdio::null());
+}
+
+/// Starts a ROS node binary with `-p` parameters, its output in `log`.
+pub fn node(name: &'static str, exe: &Path, params: &[String], log: &Path, envs: &[(&str, &str)]) -> Proc {
+    let mut cmd = Command::new(exe);
+    cmd.arg("--ros-args");
+    for p in params {
+        cmd.args(["-p", p]);
+    }
+    ros_env(&mut cmd);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let f = std::fs::File::create(log).expect("log file");
+    cmd.stdout(f.try_clone().expect("log")).stderr(f);
+    Proc { child: cmd.spawn().unwrap_or_else(|e| panic!("{name}: {e}")), name }
+}
+
+/// Starts the bridge alone on `port`.
+pub fn bridge(port: u16, extra: &[&str], log: &Path, envs: &[(&str, &str)]) -> Proc {
+    let mut p = vec!["host:=127.0.0.1".to_string(), format!("port:={port}")];
+    p.extend(extra.iter().map(|s| s.to_string()));
+    node("bridge", Path::new(env!("CARGO_BIN_EXE_acres_bridge")), &p, log, envs)
+}
+
+/// The simulated stack: core node, vehicle node, bridge, on a link scenario.
+pub struct Stack {
+    /// The core node.
+    pub core: Proc,
+    /// The vehicle node.
+    pub vehicle: Proc,
+    /// The bridge.
+    pub bridge: Proc,
+    /// The logs' folder.
+    pub dir: PathBuf,
+    /// The bridge's port.
+    pub port: u16,
+}
+
+/// A scenario of `scenarios/link`.
+pub fn scenario(name: &str) -> String {
+    repo().join("scenarios/link").join(format!("{name}.json")).display().to_string()
+}
+
+impl Stack {
+    /// Starts the three nodes (core at `rate` × real time).
+    pub fn start(tag: &str, scenario_name: &str, port: u16, rate: f64, vehicle_extra: &[&str]) -> Stack {
+        let dir = std::env::temp_dir().join(format!("acres-link-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let sc = scenario(scenario_name);
+        let maps = repo().join("scenarios/maps").display().to_string();
+        let core = node(
+            "core",
+            &bin("acres_core_node"),
+            &[format!("scenario:={sc}"), format!("maps_dir:={maps}"), format!("rate:={rate}")],
+            &dir.join("core.log"),
+            &[],
+        );
+        let mut vp =
+            vec![format!("scenario:={sc}"), format!("maps_dir:={maps}"), "use_sim_time:=true".into()];
+        vp.extend(vehicle_extra.iter().map(|s| s.to_string()));
+        let vehicle = node("vehicle", &bin("acres_vehicle_node"), &vp, &dir.join("vehicle.log"), &[]);
+        let bridge = bridge(port, &["use_sim_time:=true"], &dir.join("bridge.log"), &[]);
+        Stack { core, vehicle, bridge, dir, port }
+    }
+
+    /// Starts a harness run of `scenario_name` over the link, its run folders under `dir/out`.
+    pub fn harness(&self, scenario_name: &str, extra: &[&str]) -> Proc {
+        let mut cmd = Command::new(bin("acres-harness"));
+        cmd.args([
+            "run",
+            "--scenario",
+            &scenario(scenario_name),
+            "--world",
+            "link",
+            "--link-host",
+            "127.0.0.1",
+        ])
+        .args(["--link-port", &self.port.to_string(), "--out"])
+        .arg(self.dir.join("out"))
+        .args(extra)
+        .current_dir(repo());
+        let f = std::fs::File::create(self.dir.join("harness.log")).expect("log");
+        cmd.stdout(f.try_clone().expect("log")).stderr(f).stdin(Stdio::null());
+        Proc { child: cmd.spawn().expect("harness"), name: "harness" }
+    }
+
+    /// The run folder of `scenario_name`.
+    pub fn run_dir(&self, scenario_name: &str) -> PathBuf {
+        self.dir.join("out").join(format!("{scenario_name}__checked__scripted"))
+    }
+
+    /// The rows written so far.
+    pub fn rows(&self, scenario_name: &str) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.run_dir(scenario_name).join("run.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// A log's text.
+    pub fn log(&self, name: &str) -> String {
+        std::fs::read_to_string(self.dir.join(format!("{name}.log"))).unwrap_or_default()
+    }
+}
+
+/// `acres-harness validate FOLDER` succeeds.
+pub fn validates(folder: &Path) -> bool {
+    Command::new(bin("acres-harness")).arg("validate").arg(folder).status().is_ok_and(|s| s.success())
+}
+
+/// Polls `f` every 2 ms until it returns `Some`, up to `timeout`.
+pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Wall seconds since the epoch.
+pub fn wall_s() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// A raw link client (the tests speak the protocol by hand).
+pub struct Raw {
+    /// The socket.
+    pub w: TcpStream,
+    r: BufReader<TcpStream>,
+}
+
+impl Raw {
+    /// Connects to the bridge, retrying until it listens (up to 20 s).
+    pub fn connect(port: u16) -> Raw {
+        let s = poll(Duration::from_secs(20), || TcpStream::connect(("127.0.0.1", port)).ok())
+            .expect("the bridge does not listen");
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        Raw { r: BufReader::new(s.try_clone().unwrap()), w: s }
+    }
+    /// Sends raw bytes.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.w.write_all(bytes).unwrap();
+    }
+    /// Sends a message.
+    pub fn send(&mut self, m: &link::FromHarness) {
+        self.send_raw(link::encode(m).as_bytes());
+    }
+    /// The next message other than a step; `None` at the end of the stream.
+    pub fn next(&mut self) -> Option<link::FromBridge> {
+        loop {
+            let mut line = String::new();
+            match self.r.read_line(&mut line) {
+                Ok(0) | Err(_) => return None,
+                Ok(_) => {}
+            }
+            match link::decode::<link::FromBridge>(&line) {
+                Ok(link::FromBridge::Step(_)) => continue,
+                Ok(m) => return Some(m),
+                Err(e) => panic!("the bridge wrote an unreadable line: {e}"),
+            }
+        }
+    }
+    /// Attaches with `token`.
+    pub fn attach(&mut self, version: u32, token: Option<&str>) -> Option<link::FromBridge> {
+        self.send(&link::FromHarness::Attach(link::Attach {
+            version,
+            harness: "test".into(),
+            token: token.map(String::from),
+        }));
+        self.next()
+    }
+}

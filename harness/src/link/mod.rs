@@ -1,0 +1,394 @@
+//! The link world (`--world link`): [`WorldPort`] over the bridge's TCP socket
+//! (`acres-link-protocol`). The harness knows no ROS transport: the bridge node does.
+//!
+//! - The mission clock is the vehicle's, counted from the first step: each `step` carries the
+//!   observation's stamp, and
+//!   [`WorldPort::step`] waits for the next `step` (a scripted planner's think time is waited
+//!   out on the vehicle's clock; a model call's latency passes in real time while steps queue).
+//! - The scan comes from each sweep through `acres_vehicle::scan` (the one scan function).
+//! - Beats and pings go from their own thread ([`session`]), whatever the planner does.
+//! - The world can be lost ([`WorldPort::lost`]): socket closed, no pong in 2 s, or no step for
+//!   `--link-silent-s`.
+//! - Without a simulator's truth (a real vehicle) [`WorldPort::truth`] is `None`.
+//! - What the link does not carry: the route ahead of the running motion (empty here, so
+//!   `returns_on_route` does not fire on a link run) and the scenario's pending object events
+//!   (the core node has them). The digest is an FNV-1a hash of the steps' times and poses: it
+//!   identifies what came over the link, it does not replay.
+
+pub mod convert;
+pub mod session;
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::{Duration, Instant};
+
+use acres_link_protocol as link;
+use acres_runtime::geom::{Pose, Vec2};
+use acres_vehicle::scan::Scan;
+use acres_vehicle::shield::ShieldRule;
+use acres_vehicle::{EventName, Reply, ResultCode, SkillEvent, SkillKind, SkillRequest, Status};
+use link::{FromBridge, FromHarness};
+
+use crate::scenario::Scenario;
+use crate::world::{LinkStats, Truth, VehicleView, WorldPort};
+
+pub use session::{AttachError, Session};
+
+/// How long a skill request waits for its reply, s.
+const REPLY_TIMEOUT_S: f64 = 5.0;
+/// How often link counts are reported, s of wall time.
+const STATS_PERIOD_S: f64 = 5.0;
+
+/// Where and how to reach the bridge.
+#[derive(Clone)]
+pub struct LinkOptions {
+    /// The bridge's host.
+    pub host: String,
+    /// The bridge's port.
+    pub port: u16,
+    /// No step for this long loses the link, s.
+    pub silent_s: f64,
+    /// The shared token (never logged).
+    pub token: Option<String>,
+}
+
+impl std::fmt::Debug for LinkOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkOptions")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("silent_s", &self.silent_s)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .finish()
+    }
+}
+
+/// The world over the link.
+pub struct LinkWorld {
+    session: Session,
+    dt_s: f64,
+    mount_forward_m: f64,
+    shield: Vec<ShieldRule>,
+    vehicle: VehicleView,
+    status: Status,
+    ahead_m: f64,
+    scan: Option<Scan>,
+    truth: Option<Truth>,
+    events: Vec<SkillEvent>,
+    queued: VecDeque<link::Step>,
+    replies: Vec<link::SkillReply>,
+    next_id: u64,
+    digest: u64,
+    dropped_sweeps: u64,
+    /// The vehicle's clock at the first step: mission time counts from it, s.
+    t0_s: Option<f64>,
+    last_stats: Instant,
+    /// The skill started (its `skill_started` came) whose `skill_ended` has not come yet.
+    open_skill: Option<u64>,
+}
+
+impl LinkWorld {
+    /// Attaches to the bridge and waits for the first step.
+    pub fn connect(sc: &Scenario, o: &LinkOptions) -> Result<LinkWorld, AttachError> {
+        let session =
+            Session::attach(&o.host, o.port, o.token.as_deref(), o.silent_s, Duration::from_secs(20))?;
+        let (wc, _) = crate::world::world_of(sc, 0);
+        let opts = crate::world::server_options(sc);
+        let mut w = LinkWorld {
+            session,
+            dt_s: wc.dt_s,
+            mount_forward_m: wc.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m),
+            shield: acres_vehicle::shield::Shield::new(opts.shield).rules(),
+            vehicle: VehicleView { t_s: 0.0, pose: sc.start_pose(), speed_mps: 0.0, odom_m: 0.0 },
+            status: Status {
+                skill: None,
+                id: None,
+                state: acres_vehicle::SkillState::Idle,
+                progress: 0.0,
+                target: None,
+                remaining_m: None,
+                hold_since_s: None,
+                interrupted: None,
+                coverage: Default::default(),
+                scouted: Vec::new(),
+            },
+            ahead_m: f64::INFINITY,
+            scan: None,
+            truth: None,
+            events: Vec::new(),
+            queued: VecDeque::new(),
+            replies: Vec::new(),
+            next_id: 0,
+            digest: 0xcbf2_9ce4_8422_2325,
+            dropped_sweeps: 0,
+            t0_s: None,
+            last_stats: Instant::now(),
+            open_skill: None,
+        };
+        if !w.step() && w.lost().is_some() {
+            return Err(AttachError::Handshake(format!("no first step: {}", w.lost().unwrap_or_default())));
+        }
+        Ok(w)
+    }
+
+    /// The bridge's hello.
+    pub fn hello(&self) -> &link::Hello {
+        &self.session.shared.hello
+    }
+
+    /// Takes one message from the bridge, waiting up to `timeout`; false when none came.
+    fn pump(&mut self, timeout: Duration) -> bool {
+        match self.session.rx.recv_timeout(timeout) {
+            Ok(FromBridge::Step(s)) => self.queued.push_back(s),
+            Ok(FromBridge::Reply(r)) => self.replies.push(r),
+            Ok(FromBridge::Error(e)) => eprintln!(
+                "acres-harness: link: the bridge could not read a line ({:?}): {}",
+                e.code, e.message
+            ),
+            Ok(_) => {}
+            Err(RecvTimeoutError::Timeout) => return false,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.session.shared.lose("the socket closed".into());
+                return false;
+            }
+        }
+        true
+    }
+
+    fn apply(&mut self, s: link::Step) {
+        let mut v = convert::vehicle_of(&s.observation);
+        let t0 = *self.t0_s.get_or_insert(v.t_s);
+        v.t_s = ((v.t_s - t0) * 1e6).round() / 1e6;
+        self.vehicle = v;
+        let mut events: Vec<SkillEvent> = s.events.iter().filter_map(convert::event_of).collect();
+        for e in &mut events {
+            e.t_s = ((e.t_s - t0) * 1e6).round() / 1e6;
+        }
+        for e in &events {
+            match e.name {
+                EventName::SkillStarted => self.open_skill = e.id,
+                EventName::SkillEnded if e.id == self.open_skill => self.open_skill = None,
+                _ => {}
+            }
+        }
+        // Observations and events travel on two topics: an observation that shows no skill
+        // before the skill's `skill_ended` came keeps the last status, so the loop never sees
+        // a skill gone without its end.
+        let status = convert::status_of(&s.observation);
+        if status.skill.is_some() || self.open_skill.is_none() {
+            self.status = status;
+        }
+        self.ahead_m = s.observation.ahead_m;
+        self.dropped_sweeps = s.dropped_sweeps;
+        for b in self.vehicle.t_s.to_le_bytes().iter().chain(self.vehicle.pose.x.to_le_bytes().iter()) {
+            self.digest = (self.digest ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.events.extend(events);
+        if let Some(sw) = &s.sweep {
+            self.scan = convert::scan_of(sw).or(self.scan);
+        }
+        if let Some(t) = &s.truth {
+            self.truth = Some(convert::truth_of(t));
+        }
+    }
+
+    fn goal_of(req: &SkillRequest) -> acres_msgs::acres_interfaces::SkillGoal {
+        acres_msgs::acres_interfaces::SkillGoal {
+            skill: req.skill.map_or(String::new(), |k| k.as_str().into()),
+            place: req.place.clone().unwrap_or_default(),
+            field: req.field.clone().unwrap_or_default(),
+            seconds: req.seconds.unwrap_or(f64::NAN),
+            speed_cap_mps: req.speed_cap_mps.unwrap_or(f64::NAN),
+        }
+    }
+
+    /// The `skill_started` event of an accepted request: waits for it among the steps that come
+    /// (up to `timeout`); the steps stay queued for the loop (rows never go back in time).
+    fn started_event(&mut self, kind: SkillKind, timeout: Duration) -> Option<SkillEvent> {
+        let deadline = Instant::now() + timeout;
+        let mut seen = 0;
+        loop {
+            let hit = self.queued.iter().enumerate().skip(seen).find_map(|(i, s)| {
+                s.events
+                    .iter()
+                    .filter_map(convert::event_of)
+                    .find(|e| e.name == EventName::SkillStarted && e.skill == Some(kind))
+                    .map(|e| (i, e))
+            });
+            if let Some((_, e)) = hit {
+                return Some(e);
+            }
+            seen = self.queued.len();
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.lost().is_some() {
+                return None;
+            }
+            self.pump(left.min(Duration::from_millis(50)));
+        }
+    }
+}
+
+impl WorldPort for LinkWorld {
+    fn dt_s(&self) -> f64 {
+        self.dt_s
+    }
+    fn t_s(&self) -> f64 {
+        self.vehicle.t_s
+    }
+    fn step(&mut self) -> bool {
+        loop {
+            if let Some(s) = self.queued.pop_front() {
+                let sweep = s.sweep.is_some();
+                self.apply(s);
+                return sweep;
+            }
+            if self.lost().is_some() {
+                return false;
+            }
+            self.pump(Duration::from_millis(50));
+        }
+    }
+    fn request(&mut self, req: &SkillRequest) -> Reply {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.session.shared.send(&FromHarness::Skill(link::SkillRequest { id, goal: Self::goal_of(req) }));
+        let deadline = Instant::now() + Duration::from_secs_f64(REPLY_TIMEOUT_S);
+        let reply = loop {
+            if let Some(i) = self.replies.iter().position(|r| r.id == id) {
+                break Some(self.replies.remove(i));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || self.lost().is_some() {
+                break None;
+            }
+            self.pump(left.min(Duration::from_millis(50)));
+        };
+        let refused = |cause: String| Reply {
+            accepted: false,
+            skill: req.skill,
+            id: None,
+            code: Some(ResultCode::Rejected),
+            cause: Some(cause),
+            route_m: None,
+        };
+        let Some(r) = reply else {
+            if self.lost().is_none() {
+                self.session.shared.lose(format!("no reply to a skill request in {REPLY_TIMEOUT_S} s"));
+            }
+            return refused("the link was lost before the skill server answered".into());
+        };
+        if !r.accepted {
+            return refused(r.cause);
+        }
+        let kind = req.skill.unwrap_or(SkillKind::Stop);
+        if kind == SkillKind::Stop {
+            return Reply {
+                accepted: true,
+                skill: Some(kind),
+                id: None,
+                code: None,
+                cause: None,
+                route_m: None,
+            };
+        }
+        match self.started_event(kind, Duration::from_secs(2)) {
+            Some(e) => {
+                self.accepted(kind, &e);
+                let route_m = match e.detail {
+                    acres_vehicle::EventDetail::Route { route_m, .. } => Some(route_m),
+                    _ => None,
+                };
+                Reply::started(kind, e.id.unwrap_or(0), route_m, None)
+            }
+            None => {
+                Reply { accepted: true, skill: Some(kind), id: None, code: None, cause: None, route_m: None }
+            }
+        }
+    }
+    fn vehicle(&self) -> VehicleView {
+        self.vehicle
+    }
+    fn status(&self) -> Status {
+        self.status.clone()
+    }
+    fn route_ahead(&self) -> Vec<Vec2> {
+        Vec::new()
+    }
+    fn scan(&self) -> Option<&Scan> {
+        self.scan.as_ref()
+    }
+    fn sensor_pose(&self) -> Pose {
+        let p = self.vehicle.pose;
+        let s = p.to_map(Vec2::new(self.mount_forward_m, 0.0));
+        Pose { x: s.x, y: s.y, yaw: p.yaw }
+    }
+    fn ahead_m(&self) -> f64 {
+        self.ahead_m
+    }
+    fn shield_rules(&self) -> Vec<ShieldRule> {
+        self.shield.clone()
+    }
+    fn drain_events(&mut self) -> Vec<SkillEvent> {
+        std::mem::take(&mut self.events)
+    }
+    fn pending_object_events(&self) -> usize {
+        0
+    }
+    fn truth(&self) -> Option<Truth> {
+        self.truth.clone()
+    }
+    fn digest(&self) -> String {
+        format!("{:016x}", self.digest)
+    }
+    fn lost(&self) -> Option<String> {
+        self.session.shared.lost()
+    }
+    fn link_stats(&mut self) -> Option<LinkStats> {
+        if self.last_stats.elapsed().as_secs_f64() < STATS_PERIOD_S {
+            return None;
+        }
+        self.last_stats = Instant::now();
+        Some(self.stats_now())
+    }
+    fn end(&mut self, cause: &str) {
+        self.session.end(cause);
+    }
+}
+
+impl LinkWorld {
+    /// A skill was accepted: until the vehicle's observations show it, the status shows it
+    /// starting (its steps are still queued), so the loop never takes the vehicle for idle.
+    fn accepted(&mut self, kind: SkillKind, e: &SkillEvent) {
+        self.open_skill = e.id;
+        if self.status.skill.is_none() {
+            self.status.skill = Some(kind);
+            self.status.id = e.id;
+            self.status.state = if kind == SkillKind::Wait {
+                acres_vehicle::SkillState::Waiting
+            } else {
+                acres_vehicle::SkillState::Running
+            };
+            self.status.progress = 0.0;
+            self.status.target = match &e.detail {
+                acres_vehicle::EventDetail::Route { target, .. } => Some(target.clone()),
+                _ => None,
+            };
+        }
+    }
+
+    /// The counts now.
+    pub fn stats_now(&self) -> LinkStats {
+        let c = &self.session.shared.counts;
+        let rtt = c.rtt_us.load(Ordering::Relaxed);
+        LinkStats {
+            sent: c.sent.load(Ordering::Relaxed),
+            received: c.received.load(Ordering::Relaxed),
+            bytes_sent: c.bytes_sent.load(Ordering::Relaxed),
+            bytes_received: c.bytes_received.load(Ordering::Relaxed),
+            dropped_sweeps: self.dropped_sweeps,
+            ping_rtt_ms: (rtt > 0).then(|| rtt as f64 / 1000.0),
+            observation_age_s: self.session.shared.step_age_s(),
+        }
+    }
+}

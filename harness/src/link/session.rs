@@ -1,0 +1,308 @@
+//! The harness's end of one link: the attach, a reader thread (lines in; pongs answered here so
+//! that a busy planner cannot delay them), a keeper thread (a `beat` every 0.2 s, a `ping` every
+//! second, the loss checks) and the counts. Whatever the planner does, the keeper beats.
+//!
+//! The link is lost when the socket closes, when a ping gets no pong in
+//! [`PONG_TIMEOUT_S`](acres_link_protocol::PONG_TIMEOUT_S), or when no `step` comes for the
+//! silence limit; the first cause is kept.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use acres_link_protocol as link;
+use link::{FromBridge, FromHarness};
+
+/// How often a ping goes, s.
+const PING_PERIOD_S: f64 = 1.0;
+
+/// Counts of the link, both ways.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// Lines sent.
+    pub sent: AtomicU64,
+    /// Bytes sent.
+    pub bytes_sent: AtomicU64,
+    /// Lines received.
+    pub received: AtomicU64,
+    /// Bytes received.
+    pub bytes_received: AtomicU64,
+    /// The newest ping round trip, µs (0: none yet).
+    pub rtt_us: AtomicU64,
+}
+
+/// What the threads share.
+pub struct Shared {
+    writer: Mutex<TcpStream>,
+    /// Counts.
+    pub counts: Counts,
+    lost: Mutex<Option<String>>,
+    stop: AtomicBool,
+    last_step: Mutex<Instant>,
+    ping: Mutex<Option<(u64, Instant)>>,
+    /// The bridge's hello.
+    pub hello: link::Hello,
+}
+
+impl Shared {
+    /// Sends one message; a failed write loses the link.
+    pub fn send(&self, m: &FromHarness) {
+        let line = link::encode(m);
+        let ok = self.writer.lock().expect("writer lock").write_all(line.as_bytes()).is_ok();
+        self.counts.sent.fetch_add(1, Ordering::Relaxed);
+        self.counts.bytes_sent.fetch_add(line.len() as u64, Ordering::Relaxed);
+        if !ok {
+            self.lose("the socket closed (write failed)".into());
+        }
+    }
+
+    /// Marks the link lost (the first cause stays) and closes the socket.
+    pub fn lose(&self, cause: String) {
+        let mut l = self.lost.lock().expect("lost lock");
+        if l.is_none() {
+            *l = Some(cause);
+        }
+        drop(l);
+        if let Ok(w) = self.writer.lock() {
+            let _ = w.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Why the link was lost, if it was.
+    pub fn lost(&self) -> Option<String> {
+        self.lost.lock().expect("lost lock").clone()
+    }
+
+    /// Seconds since the last step came.
+    pub fn step_age_s(&self) -> f64 {
+        self.last_step.lock().expect("step lock").elapsed().as_secs_f64()
+    }
+}
+
+/// An attached link.
+pub struct Session {
+    /// What the threads share.
+    pub shared: Arc<Shared>,
+    /// Messages from the bridge other than pongs.
+    pub rx: Receiver<FromBridge>,
+    keeper: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Why a link could not be attached.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    /// No connection.
+    #[error("cannot connect to the bridge at {addr}: {why}")]
+    Connect {
+        /// host:port.
+        addr: String,
+        /// The last error.
+        why: String,
+    },
+    /// The bridge refused the attach.
+    #[error("the bridge refused the link ({code:?}): {reason}")]
+    Refused {
+        /// Why.
+        code: link::RefusedCode,
+        /// In words.
+        reason: String,
+    },
+    /// Something else went wrong in the handshake.
+    #[error("link handshake: {0}")]
+    Handshake(String),
+}
+
+impl Session {
+    /// Connects (retrying until `connect_timeout`), reads `hello`, attaches with `token`.
+    pub fn attach(
+        host: &str,
+        port: u16,
+        token: Option<&str>,
+        silent_s: f64,
+        connect_timeout: Duration,
+    ) -> Result<Session, AttachError> {
+        let addr = format!("{host}:{port}");
+        let deadline = Instant::now() + connect_timeout;
+        let stream = loop {
+            let tried = addr
+                .to_socket_addrs()
+                .map_err(|e| e.to_string())
+                .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
+                .and_then(|a| {
+                    TcpStream::connect_timeout(&a, Duration::from_secs(2)).map_err(|e| e.to_string())
+                });
+            match tried {
+                Ok(s) => break s,
+                Err(why) if Instant::now() >= deadline => return Err(AttachError::Connect { addr, why }),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        let hs = |e: std::io::Error| AttachError::Handshake(e.to_string());
+        stream.set_nodelay(true).map_err(hs)?;
+        let mut reader = BufReader::with_capacity(1 << 20, stream.try_clone().map_err(hs)?);
+        stream.set_read_timeout(Some(Duration::from_secs(5))).map_err(hs)?;
+        let hello = match read(&mut reader) {
+            Some(Ok(FromBridge::Hello(h))) => h,
+            Some(Ok(FromBridge::Refused(r))) => {
+                return Err(AttachError::Refused { code: r.code, reason: r.reason })
+            }
+            other => return Err(AttachError::Handshake(format!("expected hello, got {other:?}"))),
+        };
+        let attach = FromHarness::Attach(link::Attach {
+            version: link::PROTOCOL_VERSION,
+            harness: format!("acres-harness {}", crate::run::HARNESS_VERSION),
+            token: token.map(String::from),
+        });
+        (&stream).write_all(link::encode(&attach).as_bytes()).map_err(hs)?;
+        match read(&mut reader) {
+            Some(Ok(FromBridge::Welcome(_))) => {}
+            Some(Ok(FromBridge::Refused(r))) => {
+                return Err(AttachError::Refused { code: r.code, reason: r.reason })
+            }
+            other => return Err(AttachError::Handshake(format!("expected welcome, got {other:?}"))),
+        }
+        stream.set_read_timeout(None).map_err(hs)?;
+        let shared = Arc::new(Shared {
+            writer: Mutex::new(stream),
+            counts: Counts::default(),
+            lost: Mutex::new(None),
+            stop: AtomicBool::new(false),
+            // The first step may take DDS discovery: a grace of 5 s before the silence counts.
+            last_step: Mutex::new(Instant::now() + Duration::from_secs(5)),
+            ping: Mutex::new(None),
+            hello,
+        });
+        let (tx, rx) = channel();
+        let sh = shared.clone();
+        std::thread::Builder::new()
+            .name("link-read".into())
+            .spawn(move || read_loop(&sh, reader, &tx))
+            .map_err(hs)?;
+        let sh = shared.clone();
+        let keeper = std::thread::Builder::new()
+            .name("link-keeper".into())
+            .spawn(move || keep(&sh, silent_s))
+            .map_err(hs)?;
+        Ok(Session { shared, rx, keeper: Some(keeper) })
+    }
+
+    /// Sends `end`, stops the keeper and closes the socket.
+    pub fn end(&mut self, cause: &str) {
+        if self.shared.lost().is_none() {
+            self.shared.send(&FromHarness::End(link::End { cause: cause.into() }));
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(k) = self.keeper.take() {
+            let _ = k.join();
+        }
+        if let Ok(w) = self.shared.writer.lock() {
+            let _ = w.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Ok(w) = self.shared.writer.lock() {
+            let _ = w.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+fn read(r: &mut impl BufRead) -> Option<Result<FromBridge, link::LineError>> {
+    let mut line = String::new();
+    match r.read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(link::decode(&line)),
+    }
+}
+
+fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<FromBridge>) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match r.read_line(&mut line) {
+            Ok(0) | Err(_) => {
+                if !sh.stop.load(Ordering::Relaxed) {
+                    sh.lose("the socket closed".into());
+                }
+                return;
+            }
+            Ok(n) => {
+                sh.counts.received.fetch_add(1, Ordering::Relaxed);
+                sh.counts.bytes_received.fetch_add(n as u64, Ordering::Relaxed);
+            }
+        }
+        match link::decode::<FromBridge>(&line) {
+            Ok(FromBridge::Pong(p)) => {
+                let mut ping = sh.ping.lock().expect("ping lock");
+                if let Some((n, at)) = *ping {
+                    if n == p.n {
+                        sh.counts.rtt_us.store(at.elapsed().as_micros() as u64, Ordering::Relaxed);
+                        *ping = None;
+                    }
+                }
+            }
+            Ok(m) => {
+                if matches!(m, FromBridge::Step(_)) {
+                    *sh.last_step.lock().expect("step lock") = Instant::now();
+                }
+                if tx.send(m).is_err() {
+                    return;
+                }
+            }
+            Err(e) => eprintln!("acres-harness: link: unreadable line from the bridge: {e}"),
+        }
+    }
+}
+
+/// Beats every 0.2 s, pings every second, and watches for a missing pong or silence.
+fn keep(sh: &Shared, silent_s: f64) {
+    let beat = Duration::from_secs_f64(link::BEAT_PERIOD_S);
+    let start = Instant::now();
+    let (mut beats, mut pings) = (0u64, 0u64);
+    let mut next_ping = start;
+    while !sh.stop.load(Ordering::Relaxed) && sh.lost().is_none() {
+        beats += 1;
+        sh.send(&FromHarness::Beat(link::Beat { n: beats }));
+        let now = Instant::now();
+        if now >= next_ping {
+            let mut ping = sh.ping.lock().expect("ping lock");
+            if ping.is_none() {
+                pings += 1;
+                *ping = Some((pings, now));
+                drop(ping);
+                sh.send(&FromHarness::Ping(link::Ping { n: pings }));
+            }
+            next_ping = now + Duration::from_secs_f64(PING_PERIOD_S);
+        }
+        // Sleep to the next beat in short slices, checking the pong and the silence.
+        let due = start + beat * (beats as u32);
+        loop {
+            if sh.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let outstanding = *sh.ping.lock().expect("ping lock");
+            if let Some((n, at)) = outstanding {
+                if at.elapsed().as_secs_f64() > link::PONG_TIMEOUT_S {
+                    sh.lose(format!("ping {n} got no pong in {} s", link::PONG_TIMEOUT_S));
+                    return;
+                }
+            }
+            let age = sh.step_age_s();
+            if age > silent_s {
+                sh.lose(format!("no step for {silent_s} s"));
+                return;
+            }
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            std::thread::sleep((due - now).min(Duration::from_millis(10)));
+        }
+    }
+}
