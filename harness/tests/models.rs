@@ -299,7 +299,7 @@ fn calls_per_run_ends_the_run_and_budgets_stop_before_the_call_that_could_pass_t
     let turns: Vec<Value> = (0..20)
         .map(|_| json!({"tool_calls": [{"name": "read", "arguments": {"what": "vehicle"}}], "usage": {"input": 1000, "output": 100}}))
         .collect();
-    let sc = budget_scenario(json!({"tokens": 5000}));
+    let (_dir, sc) = budget_scenario(json!({"tokens": 5000}));
     let (rows, _, _) = run_stub(
         "tokens",
         Proto::Anthropic,
@@ -317,7 +317,7 @@ fn calls_per_run_ends_the_run_and_budgets_stop_before_the_call_that_could_pass_t
     let replies = rows.iter().filter(|r| matches!(r, Row::ModelReply(_))).count();
     assert_eq!(sends, replies, "no call is made after the stop");
     // USD: 1000 in at 1 USD/M and 100 out at 4 USD/M = 0.0014 a call.
-    let sc = budget_scenario(json!({"usd": 0.005}));
+    let (_dir2, sc) = budget_scenario(json!({"usd": 0.005}));
     let (rows, _, _) =
         run_stub("usd", Proto::OpenAi, script(json!(turns)), &sc, "text", "max_output_tokens = 200", "");
     let end = end_of(&rows);
@@ -326,7 +326,7 @@ fn calls_per_run_ends_the_run_and_budgets_stop_before_the_call_that_could_pass_t
     assert_eq!(rows.iter().filter(|r| matches!(r, Row::ModelReply(_))).count(), 3);
 }
 
-fn budget_scenario(limits: Value) -> String {
+fn budget_scenario(limits: Value) -> (Tmp, String) {
     let root = common::root();
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(root.join(T1)).unwrap()).unwrap();
     v["id"] = json!(format!("budget_{}", limits.as_object().unwrap().keys().next().unwrap()));
@@ -336,7 +336,8 @@ fn budget_scenario(limits: Value) -> String {
     std::fs::copy(root.join("scenarios/maps/default.json"), dir.join("maps/default.json")).unwrap();
     let f = dir.join("scenario.json");
     std::fs::write(&f, v.to_string()).unwrap();
-    f.display().to_string()
+    let f = f.display().to_string();
+    (dir, f)
 }
 
 #[test]
