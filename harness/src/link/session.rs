@@ -1,6 +1,6 @@
 //! The harness's end of one link: the attach, a reader thread (lines in; pongs answered here so
-//! that a busy planner cannot delay them), a keeper thread (a `beat` every 0.2 s, a `ping` every
-//! second, the loss checks) and the counts. Whatever the planner does, the keeper beats.
+//! that a busy planner cannot delay them), a keeper thread (a `beat` every 0.2 s, a `ping` with
+//! each beat while none is outstanding, the loss checks) and the counts. Whatever the planner does, the keeper beats.
 //!
 //! The link is lost when the socket closes, when a ping gets no pong in
 //! [`PONG_TIMEOUT_S`](acres_link_protocol::PONG_TIMEOUT_S), or when no `step` comes for the
@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 use acres_link_protocol as link;
 use link::{FromBridge, FromHarness};
 
-/// How often a ping goes, s.
-const PING_PERIOD_S: f64 = 1.0;
+/// How often a ping goes (with a beat, one outstanding at a time), s: a link that stops
+/// answering is found between `PONG_TIMEOUT_S` and `PONG_TIMEOUT_S` + this.
+const PING_PERIOD_S: f64 = 0.2;
 
 /// Counts of the link, both ways.
 #[derive(Debug, Default)]
@@ -260,7 +261,7 @@ fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<FromBridge>) 
     }
 }
 
-/// Beats every 0.2 s, pings every second, and watches for a missing pong or silence.
+/// Beats every 0.2 s, pings (one outstanding at a time), and watches for a missing pong or silence.
 fn keep(sh: &Shared, silent_s: f64) {
     let beat = Duration::from_secs_f64(link::BEAT_PERIOD_S);
     let start = Instant::now();
