@@ -28,16 +28,6 @@ use acres_ros::{qos, RosArgs, RosEnv, RosNode};
 const PORT: u16 = 5661;
 const SWEEPS: usize = 200;
 
-fn only_lo() -> bool {
-    let ifaces: Vec<String> = std::fs::read_to_string("/proc/self/net/dev")
-        .unwrap_or_default()
-        .lines()
-        .skip(2)
-        .filter_map(|l| l.split(':').next().map(|n| n.trim().to_string()))
-        .collect();
-    ifaces == ["lo"]
-}
-
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     v[((v.len() - 1) as f64 * p).round() as usize]
@@ -52,7 +42,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 }
 
 fn main() {
-    if !only_lo() {
+    if !acres_ros::env::in_loopback_only_netns() {
         eprintln!("link_sweeps: not inside a private network namespace; run it under unshare -n (see the file's docs)");
         return;
     }

@@ -90,6 +90,24 @@ impl RosEnv {
     }
 }
 
+/// The network interfaces of this process's network namespace. It reads `/proc/self/net/dev`:
+/// `/sys/class/net` shows the namespace that mounted `/sys`, which `unshare -n` does not change.
+pub fn namespace_interfaces() -> Vec<String> {
+    std::fs::read_to_string("/proc/self/net/dev")
+        .unwrap_or_default()
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next().map(|n| n.trim().to_string()))
+        .collect()
+}
+
+/// True when `lo` is the only interface of this process's network namespace: the NETWORK SAFETY
+/// gate that every test, script and benchmark starting DDS participants passes first (they run
+/// under `unshare -n`; see DESIGN.md).
+pub fn in_loopback_only_netns() -> bool {
+    namespace_interfaces() == ["lo"]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

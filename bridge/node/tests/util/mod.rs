@@ -20,15 +20,10 @@ use acres_link_protocol as link;
 
 /// True when this process is in a private network namespace with only `lo`.
 pub fn in_private_netns() -> bool {
-    let ifaces: Vec<String> = std::fs::read_to_string("/proc/self/net/dev")
-        .unwrap_or_default()
-        .lines()
-        .skip(2)
-        .filter_map(|l| l.split(':').next().map(|n| n.trim().to_string()))
-        .collect();
-    if ifaces == ["lo"] {
+    if acres_ros::env::in_loopback_only_netns() {
         return true;
     }
+    let ifaces = acres_ros::env::namespace_interfaces();
     let msg = format!(
         "\n!!!! LINK TEST SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test -p acres-bridge ...'\n"
     );

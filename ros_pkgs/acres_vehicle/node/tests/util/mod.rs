@@ -21,17 +21,10 @@ use acres_ros::{qos, Pub, RosArgs, RosNode, Sub};
 /// True when this process is in a private network namespace with only `lo`. Otherwise prints
 /// why the test is skipped, or panics under `ACRES_REQUIRE_NETNS=1`.
 pub fn in_private_netns() -> bool {
-    // /proc/self/net/dev lists the interfaces of this process's network namespace (/sys/class/net
-    // shows the namespace that mounted /sys, which `unshare -n` does not change).
-    let ifaces: Vec<String> = std::fs::read_to_string("/proc/self/net/dev")
-        .unwrap_or_default()
-        .lines()
-        .skip(2)
-        .filter_map(|l| l.split(':').next().map(|n| n.trim().to_string()))
-        .collect();
-    if ifaces == ["lo"] {
+    if acres_ros::env::in_loopback_only_netns() {
         return true;
     }
+    let ifaces = acres_ros::env::namespace_interfaces();
     let msg = format!(
         "\n!!!! DDS TEST SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test ...'\n"
     );
