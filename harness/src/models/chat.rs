@@ -353,9 +353,7 @@ impl<W: Wire> Session for ChatSession<W> {
             if self.pictures_refused(&failure) && try_n < cfg.retry.tries {
                 // A repair turn: the same request without pictures.
                 self.no_pictures = true;
-                let n = self.frames.len();
                 self.keep_pictures(0, "the server refused pictures");
-                debug_assert!(n > 0);
                 try_n += 1;
                 (ctx.report)(CallEvent::Retry { try_n, wait_s: 0.0, cause: "pictures refused".into() });
                 continue;

@@ -93,10 +93,8 @@ pub enum ModelErrorKind {
     NoReply,
     /// Cut at the call's time limit (the limit is charged).
     TimeLimit,
-    /// Refused by a limit of the model file or the session (a missing key).
+    /// Refused by a limit of the model file or the session (a missing key, the call gate).
     Limit,
-    /// Refused by a budget cap.
-    Budget,
 }
 
 /// The reply of one model call.

@@ -93,11 +93,6 @@ impl Conversations {
         Conversations { script, convs: HashMap::new() }
     }
 
-    /// The script's wait before every answer, s.
-    pub fn delay_s(&self) -> f64 {
-        self.script.delay_s
-    }
-
     /// What one request gets.
     pub fn next(&mut self, req: Request) -> Action {
         let delay = self.script.delay_s;
