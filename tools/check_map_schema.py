@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check every map in scenarios/maps/ against runtime/schemas/map.schema.json (jsonschema).
+"""Check every map in scenarios/maps/ against ros_pkgs/acres_farm/schemas/map.schema.json (jsonschema).
 
 Exit code: 0 when every map agrees, 1 when one does not (printed), 2 without jsonschema.
 """
@@ -16,7 +16,7 @@ except ImportError:
     print("check_map_schema: the jsonschema package is missing (pip install jsonschema)", file=sys.stderr)
     sys.exit(2)
 
-schema = json.loads((ROOT / "runtime/schemas/map.schema.json").read_text())
+schema = json.loads((ROOT / "ros_pkgs/acres_farm/schemas/map.schema.json").read_text())
 validator = jsonschema.Draft202012Validator(schema)
 bad = 0
 maps = sorted((ROOT / "scenarios/maps").glob("*.json"))

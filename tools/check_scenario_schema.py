@@ -6,7 +6,7 @@ Schema draft 2020-12). The script checks, from the repository root of this file:
 
   * the schema itself is a valid draft 2020-12 schema;
   * every shipped scenario scenarios/t*.json is valid;
-  * every broken file of tests/corpus/scenarios/ agrees with its level in levels.txt there:
+  * every broken file of harness/tests/corpus/scenarios/ agrees with its level in levels.txt there:
       syntax    the file is not JSON,
       schema    the file is JSON and the schema refuses it,
       semantic  the schema accepts it (only the loader, which knows the map, refuses it);

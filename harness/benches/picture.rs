@@ -8,9 +8,9 @@ use std::path::Path;
 use std::time::Instant;
 
 use acres_core::objects::ObjectKind;
+use acres_farm::geom::{Obb, Pose, Vec2};
+use acres_farm::Map;
 use acres_harness::picture::{self, Around, Region, Scene, View};
-use acres_runtime::geom::{Obb, Pose, Vec2};
-use acres_runtime::Map;
 
 /// A scene in the middle of a mission: F51 scouted, the vehicle on its way round F53.
 fn busy_scene(map: &Map, view: View) -> Scene<'_> {
@@ -33,7 +33,7 @@ fn busy_scene(map: &Map, view: View) -> Scene<'_> {
     let done = 0.6 * lp.length_m();
     legs.extend(lp.points.iter().zip(&lp.cum_m).filter(|(_, s)| **s < done).map(|(p, _)| *p));
     legs.push(lp.point_at(done));
-    let path = acres_runtime::geom::Polyline::new(legs);
+    let path = acres_farm::geom::Polyline::new(legs);
     s.driven = (0..2000)
         .map(|k| {
             let p = path.point_at(path.length_m() * k as f64 / 1999.0);

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use acres_harness::planner::scripted::ScriptedClient;
+use acres_harness::planning::costs::CostTable;
 use acres_harness::recording::{EPISODE_FILE, INTERFACE_FILE};
 use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::scenario::{self, Scenario};
-use acres_runtime::costs::CostTable;
 
 const RUNS: usize = 5;
 const BUDGET_MB_PER_30_MIN: f64 = 50.0;

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use acres_runtime::geom::{segment_distance, Pose, Vec2};
+use acres_farm::geom::{segment_distance, Pose, Vec2};
 use acres_vehicle::scan::Scan;
 
 /// Scans with returns that make a cell a place with an object.

@@ -1,6 +1,8 @@
 //! The harness of acres: runs mission scenarios with a planner in the loop.
 //!
-//! - [`scenario`]: the scenario format `acres-harness-scenario-1`, parsing and checks.
+//! - [`scenario`]: the scenario format `acres-harness-scenario-1` (the `acres_scenario` package).
+//! - [`sim`]: ACRES Core and the skill server in one deterministic loop; the cost-table learner.
+//! - [`planning`]: cost tables and plan costs, the plan checker, the classical mission planner.
 //! - [`world`]: the world of a run behind [`world::WorldPort`] (in-process ACRES Core).
 //! - [`link`]: the link world (`--world link`): the same port over the bridge's TCP socket.
 //! - [`knowledge`]: the knowledge store built from scans.
@@ -19,11 +21,16 @@ pub mod link;
 pub mod models;
 pub mod picture;
 pub mod planner;
+pub mod planning;
 pub mod recording;
 pub mod run;
 pub mod runlog;
-pub mod scenario;
+pub mod sim;
 pub mod tools;
 pub mod video;
 pub mod viewer;
 pub mod world;
+
+/// The scenario format (the `acres_scenario` package), under the name the harness has always
+/// used for it.
+pub use acres_scenario as scenario;

@@ -7,16 +7,15 @@
 //! scan) and, separately, the simulator's truth ([`WorldPort::truth`]), which only the run log
 //! and the simulator profile may read (see `guard`).
 
+use crate::sim::CoreSim;
 use acres_core::lidar::LidarConfig;
-use acres_core::objects::{Object, ObjectKind};
-use acres_core::{ObjectAction, ObjectEvent, ObjectWhen, WorldConfig};
-use acres_runtime::geom::{Pose, Vec2};
-use acres_sim::CoreSim;
+use acres_core::objects::ObjectKind;
+use acres_farm::geom::{Pose, Vec2};
 use acres_vehicle::scan::Scan;
 use acres_vehicle::shield::ShieldRule;
 use acres_vehicle::{Reply, SkillEvent, SkillRequest, Status};
 
-use crate::scenario::{EventKind, Scenario, When};
+use crate::scenario::Scenario;
 
 /// What the vehicle knows of its own motion.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -130,44 +129,12 @@ pub struct CoreWorld {
 impl CoreWorld {
     /// The world of a scenario, with its object events scheduled.
     pub fn new(sc: &Scenario, seed: u64) -> CoreWorld {
-        let (wc, events) = world_of(sc, seed);
+        let (wc, events) = acres_core::world_of(sc, seed);
         let mount_forward_m = wc.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m);
-        let mut sim = CoreSim::new(wc, server_options(sc));
+        let mut sim = CoreSim::new(wc, acres_vehicle::server_options(sc));
         sim.world.schedule(events);
         CoreWorld { sim, mount_forward_m }
     }
-}
-
-/// The world configuration of a scenario and its object events (object adds and removes; the
-/// operator's requests are the harness's). The in-process world and the core node both use it.
-pub fn world_of(sc: &Scenario, seed: u64) -> (WorldConfig, Vec<ObjectEvent>) {
-    let mut wc = WorldConfig::new(sc.map_data.clone(), sc.condition, sc.start_pose());
-    wc.seed = seed;
-    let graph = sc.lane_graph();
-    let mut events = Vec::new();
-    for e in &sc.events {
-        let when = match e.when {
-            When::At { t_s } => ObjectWhen::At(t_s),
-            When::AfterSeen { id, delay_s } => ObjectWhen::AfterSeen { id, delay_s },
-        };
-        let action = match &e.what {
-            EventKind::ObjectAdd { id, kind, place } => {
-                let pose = place.resolve(&sc.map_data, &graph).expect("a checked scenario's places resolve");
-                ObjectAction::Add(Object { id: *id, kind: *kind, pose })
-            }
-            EventKind::ObjectRemove { id } => ObjectAction::Remove(*id),
-            EventKind::Request { .. } => continue,
-        };
-        events.push(ObjectEvent { when, action });
-    }
-    (wc, events)
-}
-
-/// The skill server's options of a scenario (speed limits of its condition, its `blocked_s`).
-pub fn server_options(sc: &Scenario) -> acres_vehicle::ServerOptions {
-    let mut opts = acres_vehicle::ServerOptions::new(sc.condition.speed_limits());
-    opts.blocked_s = sc.server.blocked_s;
-    opts
 }
 
 impl WorldPort for CoreWorld {

@@ -194,7 +194,7 @@ fn a_broken_scenario_stops_everything_with_exit_2_and_no_run_folder() {
     let sc = tmp.0.join("scenarios");
     copy_dir(&root().join("scenarios"), &sc);
     std::fs::copy(
-        root().join("tests/corpus/scenarios/08_unknown_object_kind.json"),
+        root().join("harness/tests/corpus/scenarios/08_unknown_object_kind.json"),
         sc.join("zz_broken.json"),
     )
     .unwrap();

@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use acres_harness::planner::scripted::ScriptedClient;
+use acres_harness::planning::costs::CostTable;
 use acres_harness::recording::bag::FLUSH_EVERY_S;
 use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::runlog::{validate_folder, Status};
-use acres_runtime::costs::CostTable;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -10,13 +10,13 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 use acres_harness::planner::Block;
+use acres_harness::planning::costs::CostTable;
 use acres_harness::run::state::RunState;
 use acres_harness::runlog::rows::{Mode, Profile, Row};
 use acres_harness::runlog::writer::RunWriter;
 use acres_harness::scenario;
 use acres_harness::tools::exec::read;
 use acres_harness::world::CoreWorld;
-use acres_runtime::costs::CostTable;
 
 use common::*;
 

@@ -1,9 +1,9 @@
-//! The scenario corpus: every broken file in `tests/corpus/scenarios/` is refused with the
+//! The scenario corpus: every broken file in `harness/tests/corpus/scenarios/` is refused with the
 //! exact line of its sibling `.expect` file, and the shipped folder `scenarios/` loads whole.
 //!
 //! The test passes absolute paths and removes the repository root (with its `/`) from each
 //! message, so an `.expect` file holds the line that `acres-harness run --scenario
-//! tests/corpus/scenarios/<file>` prints from the repository root.
+//! harness/tests/corpus/scenarios/<file>` prints from the repository root.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +18,7 @@ fn maps() -> PathBuf {
 }
 
 fn corpus() -> PathBuf {
-    repo().join("tests/corpus/scenarios")
+    repo().join("harness/tests/corpus/scenarios")
 }
 
 /// The corpus files with the given extension, sorted by name.

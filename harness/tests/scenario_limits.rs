@@ -3,9 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use acres_harness::planning::costs::CostTable;
+use acres_harness::planning::mission::best_order;
 use acres_harness::scenario;
-use acres_runtime::costs::CostTable;
-use acres_runtime::mission::best_order;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

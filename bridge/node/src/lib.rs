@@ -20,6 +20,10 @@
 //!
 //! Layout: [`Params`], [`Bridge`] (the loop), `conn` (one connection's threads), `goals`.
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![warn(clippy::dbg_macro, clippy::todo)]
+
 mod conn;
 mod goals;
 

@@ -7,6 +7,10 @@
 //! `rmw_framing`, `use_sim_time`; see the library docs. Exit codes: 0 stopped by a signal, 2 bad
 //! input (a non-loopback host without a token, a port in use).
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![warn(clippy::dbg_macro, clippy::todo)]
+
 use std::process::ExitCode;
 
 use acres_bridge::{Bridge, Params};

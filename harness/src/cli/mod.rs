@@ -9,6 +9,7 @@
 //! acres-harness replay runs/a/t2_06_truck_on_the_lane__checked__scripted
 //! acres-harness view runs/a [--follow] [--port N]
 //! acres-harness video runs/a/t2_06_truck_on_the_lane__checked__scripted --out truck.mp4
+//! acres-harness learn-costs [--map scenarios/maps/default.json] [--out scenarios/costs]
 //! ```
 
 pub mod replay;
@@ -106,6 +107,16 @@ pub enum Command {
         #[arg(long, default_value_t = 0)]
         port: u16,
     },
+    /// Drives every mission leg of a map under every condition in ACRES Core and writes the
+    /// cost tables the planners' cost and checks use.
+    LearnCosts {
+        /// The map file.
+        #[arg(long, default_value = "scenarios/maps/default.json")]
+        map: PathBuf,
+        /// The output folder (`ACRES_COST_TABLES` when set).
+        #[arg(long, env = "ACRES_COST_TABLES", default_value = "scenarios/costs")]
+        out: PathBuf,
+    },
 }
 
 /// Runs the parsed command line.
@@ -121,6 +132,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::StubServer { script, record, port } => {
             crate::models::stub::serve(&script, record, port).map_err(Failure::input)
         }
+        Command::LearnCosts { map, out } => learn_costs(&map, &out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -163,6 +175,19 @@ fn models(config: Option<&str>) -> Result<(), Failure> {
             "models --config {name}: {failed} of {} checks failed",
             checks.len()
         )));
+    }
+    Ok(())
+}
+
+fn learn_costs(map: &Path, out: &Path) -> Result<(), Failure> {
+    use acres_farm::{Condition, Map};
+    let m = std::sync::Arc::new(Map::load(map).map_err(|e| Failure::input(e.to_string()))?);
+    std::fs::create_dir_all(out).map_err(|e| Failure::input(format!("{}: {e}", out.display())))?;
+    for c in Condition::ALL {
+        let t = crate::sim::learn::learn_table(&m, c).map_err(|e| Failure::input(e.to_string()))?;
+        let file = out.join(crate::planning::costs::table_file_name(&m.name, c.as_str()));
+        std::fs::write(&file, t.to_json()).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
+        println!("{}: {} legs", file.display(), t.legs.len());
     }
     Ok(())
 }

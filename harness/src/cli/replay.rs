@@ -123,7 +123,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         record: true,
         link: None,
     };
-    let table = acres_runtime::costs::CostTable::load(
+    let table = crate::planning::costs::CostTable::load(
         &super::run::costs_dir(),
         &sc.map_data.name,
         sc.condition.as_str(),

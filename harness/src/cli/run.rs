@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use clap::Args;
 use serde_json::json;
 
-use acres_runtime::costs::CostTable;
+use crate::planning::costs::CostTable;
 
 use super::{maps_dir, repo_root, Failure};
 use crate::run::{run_scenario, Planner, RunOptions, RunOutcome};
@@ -169,7 +169,7 @@ pub fn costs_dir() -> PathBuf {
     if local.is_dir() {
         return local;
     }
-    acres_runtime::costs::cost_folder(&repo_root())
+    crate::planning::costs::cost_folder(&repo_root())
 }
 
 /// The environment variable of the link's shared token.

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use acres_core::objects::ObjectKind;
+use acres_farm::geom::Pose;
 use acres_link_protocol::Sweep;
 use acres_msgs::acres_interfaces::{Observation, SimTruth, SkillEvent as EventMsg};
 use acres_msgs::builtin_interfaces::Time;
-use acres_runtime::geom::Pose;
 use acres_vehicle::{EventDetail, EventName, ResultCode, SkillEvent, SkillKind, SkillState, Status};
 
 use crate::world::{Truth, VehicleView};

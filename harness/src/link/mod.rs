@@ -23,8 +23,8 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
+use acres_farm::geom::{Pose, Vec2};
 use acres_link_protocol as link;
-use acres_runtime::geom::{Pose, Vec2};
 use acres_vehicle::scan::Scan;
 use acres_vehicle::shield::ShieldRule;
 use acres_vehicle::{EventName, Reply, ResultCode, SkillEvent, SkillKind, SkillRequest, Status};
@@ -93,8 +93,8 @@ impl LinkWorld {
     pub fn connect(sc: &Scenario, o: &LinkOptions) -> Result<LinkWorld, AttachError> {
         let session =
             Session::attach(&o.host, o.port, o.token.as_deref(), o.silent_s, Duration::from_secs(20))?;
-        let (wc, _) = crate::world::world_of(sc, 0);
-        let opts = crate::world::server_options(sc);
+        let (wc, _) = acres_core::world_of(sc, 0);
+        let opts = acres_vehicle::server_options(sc);
         let mut w = LinkWorld {
             session,
             dt_s: wc.dt_s,

@@ -4,7 +4,7 @@
 //! transform, so that line widths stay in pixels whatever the scale. Long polylines are clipped
 //! to the map area (plus a margin) before stroking, which keeps dashes and very deep zooms cheap.
 
-use acres_runtime::geom::Vec2;
+use acres_farm::geom::Vec2;
 use tiny_skia::{
     FillRule, LineCap, LineJoin, Paint, PathBuilder, Pixmap, Rect, Stroke, StrokeDash, Transform,
 };

@@ -4,7 +4,7 @@
 //! Tick labels read `x=400` along the bottom edge and `y=200` along the left edge, in metres, on
 //! light boxes. Grid lines are 1, 2 or 5 times a power of ten metres apart, at least 80 px.
 
-use acres_runtime::geom::Vec2;
+use acres_farm::geom::Vec2;
 use tiny_skia::{PathBuilder, Pixmap};
 
 use super::canvas::{fill_rect, fill_with, palette as pal, push_polygon, stroke, stroke_with, Rgb};

@@ -5,7 +5,7 @@
 //! Small things keep a minimum size in pixels so that they stay visible at map scale: the vehicle
 //! is at least 16 px long, a blocked cell at least 3 px, a return 2 px.
 
-use acres_runtime::geom::{Obb, Pose, Vec2};
+use acres_farm::geom::{Obb, Pose, Vec2};
 use tiny_skia::{PathBuilder, Pixmap};
 
 use super::canvas::{self, fill_with, palette as pal, push_polygon, push_polyline, stroke, stroke_with};

@@ -50,8 +50,8 @@ mod view;
 mod tests;
 
 use acres_core::objects::ObjectKind;
-use acres_runtime::geom::{Obb, Pose, Vec2};
-use acres_runtime::Map;
+use acres_farm::geom::{Obb, Pose, Vec2};
+use acres_farm::Map;
 use tiny_skia::Pixmap;
 
 pub use compare::compare;

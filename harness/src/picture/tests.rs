@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use acres_core::objects::ObjectKind;
-use acres_runtime::geom::{Obb, Pose, Vec2};
-use acres_runtime::Map;
+use acres_farm::geom::{Obb, Pose, Vec2};
+use acres_farm::Map;
 
 use super::*;
 

@@ -5,8 +5,8 @@
 //! to show; [`fit`] rounds that to a tidy scale (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a
 //! power of ten metres per pixel) so that the view box and the tick labels read as round numbers.
 
-use acres_runtime::geom::Vec2;
-use acres_runtime::Map;
+use acres_farm::geom::Vec2;
+use acres_farm::Map;
 
 use super::{Around, PictureError, Region, Scene, View, MAX_RADIUS_M, MIN_RADIUS_M};
 

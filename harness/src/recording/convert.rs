@@ -8,6 +8,7 @@
 
 use serde_json::Value;
 
+use acres_farm::geom::Pose as MapPose;
 use acres_msgs::acres_interfaces::{
     FieldCoverage, ModelCall, Observation, PlanVerdict, PlannerWake, SkillEvent, ToolCall,
 };
@@ -20,7 +21,6 @@ use acres_msgs::nav_msgs::Odometry;
 use acres_msgs::sensor_msgs::{LaserScan, PointCloud2, PointField};
 use acres_msgs::std_msgs::Header;
 use acres_msgs::tf2_msgs::TFMessage;
-use acres_runtime::geom::Pose as MapPose;
 use acres_vehicle::scan::Scan;
 use acres_vehicle::Status;
 

@@ -8,12 +8,12 @@
 //! kind) with its kind as text (namespace `object_labels`).
 
 use acres_core::objects::{Object, ObjectKind};
+use acres_farm::geom::{Pose as MapPose, Vec2};
+use acres_farm::Map;
 use acres_msgs::builtin_interfaces::Duration;
 use acres_msgs::geometry_msgs::{Point, Pose, Quaternion, Vector3};
 use acres_msgs::std_msgs::ColorRGBA;
 use acres_msgs::visualization_msgs::{Marker, MarkerArray};
-use acres_runtime::geom::{Pose as MapPose, Vec2};
-use acres_runtime::Map;
 
 use super::convert::{header, pose, MAP_FRAME};
 

@@ -22,6 +22,7 @@ pub mod sink;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use acres_farm::Map;
 use acres_msgs::acres_interfaces::{ModelCall, Observation, PlanVerdict, PlannerWake, SkillEvent, ToolCall};
 use acres_msgs::builtin_interfaces::Time;
 use acres_msgs::nav_msgs::Odometry;
@@ -30,7 +31,6 @@ use acres_msgs::sensor_msgs::{LaserScan, PointCloud2};
 use acres_msgs::tf2_msgs::TFMessage;
 use acres_msgs::visualization_msgs::MarkerArray;
 use acres_msgs::Message;
-use acres_runtime::Map;
 
 use self::bag::{time_ns, Bag, BagError, Qos};
 use self::sink::Sink;

@@ -21,7 +21,7 @@
 
 use serde_json::json;
 
-use acres_runtime::mission::plan_within_limits;
+use crate::planning::mission::plan_within_limits;
 use acres_vehicle::{ResultCode, SkillEvent, SkillKind, SkillRequest};
 
 use super::state::{wall_now, RunState};

@@ -26,8 +26,8 @@ use std::time::Instant;
 use anyhow::Context;
 use serde_json::{json, Value};
 
-use acres_runtime::costs::CostTable;
-use acres_runtime::geom::Vec2;
+use crate::planning::costs::CostTable;
+use acres_farm::geom::Vec2;
 
 use crate::knowledge::Cell;
 use crate::planner::Client;

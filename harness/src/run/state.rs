@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use acres_runtime::costs::{CostTable, PLANNED_ENERGY_FACTOR, PLANNED_TIME_FACTOR};
-use acres_runtime::geom::{Pose, Vec2};
-use acres_runtime::route::{leg_path, LaneGraph, Leg};
+use crate::planning::costs::{CostTable, PLANNED_ENERGY_FACTOR, PLANNED_TIME_FACTOR};
+use acres_farm::geom::{Pose, Vec2};
+use acres_farm::route::{leg_path, LaneGraph, Leg};
 
 use crate::knowledge::{cell_center, scan_points, Knowledge};
 use crate::picture::{self, Scene, View};

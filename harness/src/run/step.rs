@@ -201,7 +201,7 @@ impl Loop<'_> {
                 }
             }
             (EventName::ShieldHold, EventDetail::Hold { x, y, .. }) => {
-                self.st.site = Some(acres_runtime::geom::Vec2::new(*x, *y));
+                self.st.site = Some(acres_farm::geom::Vec2::new(*x, *y));
             }
             (EventName::ShieldRelease | EventName::SkillStarted, _) => self.stuck_sent = false,
             _ => {}

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use acres_runtime::plancheck::{self, CheckContext};
+use crate::planning::plancheck::{self, CheckContext};
 use acres_vehicle::{SkillKind, SkillRequest};
 
 use crate::knowledge::cell_center;

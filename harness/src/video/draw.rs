@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use acres_runtime::geom::Vec2;
+use acres_farm::geom::Vec2;
 use tiny_skia::{FilterQuality, Pixmap, PixmapPaint, Rect, Transform};
 
 use crate::picture::canvas::{paint, palette, Rgb};

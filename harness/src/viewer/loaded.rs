@@ -6,9 +6,9 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::Value;
 
-use acres_runtime::geom::{Polyline, Vec2};
-use acres_runtime::route::leg_path;
-use acres_runtime::{LaneGraph, Leg, Map};
+use acres_farm::geom::{Polyline, Vec2};
+use acres_farm::route::leg_path;
+use acres_farm::{LaneGraph, Leg, Map};
 
 use super::model::{RunLog, Timeline, Verdict};
 use super::source::{plan_lines, pose_at, RunLogSource, WorldData, WorldSource};

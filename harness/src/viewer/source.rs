@@ -15,9 +15,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use acres_runtime::geom::{Pose, Vec2};
-use acres_runtime::route::{leg_path, scout_path};
-use acres_runtime::{LaneGraph, Leg, Map};
+use acres_farm::geom::{Pose, Vec2};
+use acres_farm::route::{leg_path, scout_path};
+use acres_farm::{LaneGraph, Leg, Map};
 
 use super::model::{EventName, RunLog, SkillKind, Timeline};
 use crate::picture::{Around, Region, Scene, View};
@@ -306,11 +306,11 @@ pub fn pose_at(track: &[TrackPoint], t_s: f64) -> Option<Pose> {
         (None, None) => return None,
     };
     let f = if b.t_s > a.t_s { ((t_s - a.t_s) / (b.t_s - a.t_s)).clamp(0.0, 1.0) } else { 0.0 };
-    let dyaw = acres_runtime::geom::wrap_angle(b.yaw_rad - a.yaw_rad);
+    let dyaw = acres_farm::geom::wrap_angle(b.yaw_rad - a.yaw_rad);
     Some(Pose {
         x: a.x_m + (b.x_m - a.x_m) * f,
         y: a.y_m + (b.y_m - a.y_m) * f,
-        yaw: acres_runtime::geom::wrap_angle(a.yaw_rad + dyaw * f),
+        yaw: acres_farm::geom::wrap_angle(a.yaw_rad + dyaw * f),
     })
 }
 

@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use acres_harness::planner::{Block, CallCtx, Client, ModelError, Reply, Session};
+use acres_harness::planning::costs::CostTable;
 use acres_harness::run::{run_scenario, Planner, RunOptions, RunOutcome};
 use acres_harness::runlog::rows::{Mode, Profile, Row, Stop, ToolCall, ToolDef, Usage};
 use acres_harness::scenario;
-use acres_runtime::costs::CostTable;
 
 pub fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

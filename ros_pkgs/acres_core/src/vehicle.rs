@@ -5,8 +5,8 @@
 //! `P / η + P_idle`; fuel energy is its integral (MJ). Slip makes the wheels turn faster than the
 //! vehicle moves over the ground, so wet ground costs more energy per metre.
 
-use acres_runtime::geom::{wrap_angle, Obb, Pose, Vec2};
-use acres_runtime::Condition;
+use acres_farm::geom::{wrap_angle, Obb, Pose, Vec2};
+use acres_farm::Condition;
 
 /// A drive command, as `geometry_msgs/Twist` carries it: forward speed and yaw rate.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

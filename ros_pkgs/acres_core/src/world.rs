@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use acres_runtime::geom::Pose;
-use acres_runtime::{Condition, Map};
+use acres_farm::geom::Pose;
+use acres_farm::{Condition, Map};
 
 use crate::digest::{Digest, Rng};
 use crate::lidar::{Lidar, LidarConfig, Sweep};

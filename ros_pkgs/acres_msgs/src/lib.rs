@@ -29,6 +29,7 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(clippy::dbg_macro, clippy::todo)]
 
 pub mod acres_interfaces;
 pub mod action_msgs;

@@ -23,6 +23,7 @@
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+#![warn(clippy::dbg_macro, clippy::todo)]
 
 pub mod action;
 pub mod args;

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use acres_core::lidar::{Lidar, LidarConfig, Sweep};
 use acres_core::objects::Body;
-use acres_runtime::geom::{Obb, Pose, Vec2};
+use acres_farm::geom::{Obb, Pose, Vec2};
 use acres_vehicle::scan::{scan, Scan, ScanConfig};
 
 /// Points per benchmark sweep.

@@ -1,8 +1,8 @@
 //! The built-in path follower ("the default local planner"): pure pursuit for steering and a
 //! speed profile that obeys the ground's speed limit, slows for corners and stops at the end.
 
-use acres_runtime::geom::{wrap_angle, Polyline, Pose};
-use acres_runtime::{Map, SpeedLimits};
+use acres_farm::geom::{wrap_angle, Polyline, Pose};
+use acres_farm::{Map, SpeedLimits};
 
 /// What the follower commands: forward speed and yaw rate (a `Twist`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]

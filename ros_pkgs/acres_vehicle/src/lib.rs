@@ -1,4 +1,5 @@
-//! The vehicle: what runs on the vehicle's computer, free of ROS and async.
+//! The vehicle: what runs on the vehicle's computer. The library is free of ROS and async; with
+//! the default feature `ros`, [`node`] is the vehicle node (the executable `acres_vehicle_node`).
 //!
 //! - [`scan`]: the scan function (360 ranges, 45° sectors, obstacle distance ahead) — the one
 //!   used everywhere a scan is made.
@@ -7,8 +8,14 @@
 //! - [`trajectory`]: refuses routes that leave the corridor.
 //! - [`skills`]: the skill server (goto, scout, return_home, wait, stop, resume).
 
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![warn(clippy::dbg_macro, clippy::todo)]
+
 pub mod follower;
 pub mod messages;
+#[cfg(feature = "ros")]
+pub mod node;
 pub mod scan;
 pub mod shield;
 pub mod skills;
@@ -18,3 +25,11 @@ pub use skills::{
     EventDetail, EventName, Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind,
     SkillRequest, SkillServer, SkillState, Status,
 };
+
+/// The skill server's options of a scenario (speed limits of its condition, its `blocked_s`):
+/// what the harness's in-process world and the vehicle node both serve with.
+pub fn server_options(sc: &acres_scenario::Scenario) -> ServerOptions {
+    let mut opts = ServerOptions::new(sc.condition.speed_limits());
+    opts.blocked_s = sc.server.blocked_s;
+    opts
+}

@@ -1,7 +1,7 @@
 //! The trajectory checker: a skill whose route would leave the corridor is refused.
 
-use acres_runtime::geom::Polyline;
-use acres_runtime::Map;
+use acres_farm::geom::Polyline;
+use acres_farm::Map;
 
 /// Checks a route against the map's corridor (sampled every metre). `Err` carries the cause.
 pub fn check_route(map: &Map, route: &Polyline) -> Result<(), String> {

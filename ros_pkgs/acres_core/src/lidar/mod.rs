@@ -22,7 +22,7 @@
 //! Limits: a ray that starts inside a box (the sensor inside a body) does not hit that box;
 //! `rate_hz` is informational, the caller decides when to sweep.
 
-use acres_runtime::geom::{Pose, Vec2};
+use acres_farm::geom::{Pose, Vec2};
 
 use crate::objects::Body;
 
@@ -281,7 +281,7 @@ impl Lidar {
         let c_bearing = centre.yaw();
         let (mut lo, mut hi) = (0.0f64, 0.0f64);
         for corner in obb.corners() {
-            let d = acres_runtime::geom::wrap_angle(sensor.to_local(corner).yaw() - c_bearing);
+            let d = acres_farm::geom::wrap_angle(sensor.to_local(corner).yaw() - c_bearing);
             lo = lo.min(d);
             hi = hi.max(d);
         }

@@ -1,6 +1,6 @@
 //! Tests of the LiDAR raycast.
 use super::*;
-use acres_runtime::geom::Obb;
+use acres_farm::geom::Obb;
 use std::f64::consts::FRAC_PI_2;
 
 fn body(id: u32, x: f64, y: f64, yaw: f64, l: f64, w: f64, h: f64) -> Body {

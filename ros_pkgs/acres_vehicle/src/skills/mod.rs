@@ -26,9 +26,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use acres_runtime::geom::{point_in_polygon, polygon_boundary_distance, Polyline, Pose, Vec2};
-use acres_runtime::route::{scout_path, LaneGraph};
-use acres_runtime::Map;
+use acres_farm::geom::{point_in_polygon, polygon_boundary_distance, Polyline, Pose, Vec2};
+use acres_farm::route::{scout_path, LaneGraph};
+use acres_farm::Map;
 
 use crate::follower::{Follower, Twist};
 use crate::shield::{Shield, Verdict};
@@ -600,7 +600,7 @@ const TRACKING_M: f64 = 2.0;
 /// True when the vehicle heads along the path (within 45°): a large cross-track error then means
 /// it drifted off, not that it is still turning onto the route.
 fn aligned(f: &Follower, pose: &Pose) -> bool {
-    let d = acres_runtime::geom::wrap_angle(pose.yaw - f.path.yaw_at(f.s_m));
+    let d = acres_farm::geom::wrap_angle(pose.yaw - f.path.yaw_at(f.s_m));
     d.abs() < std::f64::consts::FRAC_PI_4
 }
 

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use acres_runtime::geom::Pose;
-use acres_runtime::SpeedLimits;
+use acres_farm::geom::Pose;
+use acres_farm::SpeedLimits;
 
 use crate::follower::FollowerParams;
 use crate::shield::ShieldConfig;

@@ -1,0 +1,48 @@
+//! `acres_vehicle_node`: the skill server over ROS 2.
+//!
+//! ```text
+//! acres_vehicle_node --ros-args -p scenario:=scenarios/t1_01_one_field.json -p skills:=true
+//! ```
+//! Parameters: `scenario` (required: the map, condition and `blocked_s`), `maps_dir`,
+//! `blocked_s`, `skills`, `heartbeat_timeout_s`, `on_cancel`, `odom_timeout_s`,
+//! `lidar_forward_m`, `lidar_height_m`, `rmw_framing`, `use_sim_time`; see the library docs.
+//! Exit codes: 0 stopped by a signal, 2 bad input.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+#![warn(clippy::dbg_macro, clippy::todo)]
+
+use std::process::ExitCode;
+
+use acres_ros::run::{init_logging, Shutdown};
+use acres_ros::{RosArgs, RosEnv, RosNode};
+use acres_vehicle::node::{Params, VehicleNode};
+use anyhow::Context;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("acres_vehicle_node: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let args = RosArgs::parse(std::env::args(), "acres_vehicle")?;
+    init_logging(args.log_level.as_deref());
+    let params = Params::from_args(&args)?;
+    let scenario = args.str_or("scenario", "")?;
+    anyhow::ensure!(!scenario.is_empty(), "parameter scenario is required (-p scenario:=FILE)");
+    let default_maps = std::path::Path::new(&scenario).parent().map(|p| p.join("maps")).unwrap_or_default();
+    let maps_dir = args.str_or("maps_dir", &default_maps.display().to_string())?;
+    let sc =
+        acres_scenario::load(scenario.as_ref(), maps_dir.as_ref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut opts = acres_vehicle::server_options(&sc);
+    opts.blocked_s = args.f64_or("blocked_s", opts.blocked_s)?;
+    let shutdown = Shutdown::install().context("signal handler")?;
+    let node = RosNode::new(args, RosEnv::from_env()?).context("ROS node")?;
+    VehicleNode::new(node, params, sc.map_data.clone(), opts).context("endpoints")?.run(&shutdown);
+    Ok(())
+}

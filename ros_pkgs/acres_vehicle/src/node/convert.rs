@@ -1,0 +1,65 @@
+//! Messages of the vehicle node: odometry in, observation and events out.
+
+use crate::{Observation, SkillEvent, SkillServer};
+use acres_farm::geom::Pose;
+use acres_msgs::acres_interfaces::{FieldCoverage, Observation as ObsMsg, SkillEvent as EventMsg};
+use acres_msgs::nav_msgs::Odometry;
+use acres_msgs::std_msgs::Header;
+use acres_ros::node::stamp;
+
+/// The skill server's observation of an odometry message (its stamp is the server's time).
+pub fn observation_of(o: &Odometry) -> Observation {
+    let q = &o.pose.pose.orientation;
+    let yaw = (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z));
+    let p = &o.pose.pose.position;
+    Observation {
+        t_s: f64::from(o.header.stamp.sec) + f64::from(o.header.stamp.nanosec) * 1e-9,
+        pose: Pose { x: p.x, y: p.y, yaw },
+        speed_mps: o.twist.twist.linear.x,
+    }
+}
+
+fn header(t_s: f64) -> Header {
+    Header { stamp: stamp(t_s), frame_id: "odom".into() }
+}
+
+/// `/acres/observation`.
+pub fn observation_msg(obs: &Observation, server: &SkillServer, odom_m: f64, shield_holding: bool) -> ObsMsg {
+    let st = server.status();
+    let (isk, iid, itarget) = st
+        .interrupted
+        .as_ref()
+        .map_or((String::new(), 0, String::new()), |(k, id, t)| (k.as_str().into(), *id, t.clone()));
+    ObsMsg {
+        header: header(obs.t_s),
+        x_m: obs.pose.x,
+        y_m: obs.pose.y,
+        yaw_rad: obs.pose.yaw,
+        speed_mps: obs.speed_mps,
+        odom_m,
+        skill: st.skill.map_or(String::new(), |s| s.as_str().into()),
+        skill_id: st.id.unwrap_or(0),
+        state: st.state.as_str().into(),
+        progress: st.progress,
+        target: st.target.unwrap_or_default(),
+        remaining_m: st.remaining_m.unwrap_or(f64::NAN),
+        ahead_m: server.ahead_m(),
+        shield_holding,
+        hold_since_s: st.hold_since_s.unwrap_or(f64::NAN),
+        interrupted_skill: isk,
+        interrupted_id: iid,
+        interrupted_target: itarget,
+        coverage: st
+            .coverage
+            .into_iter()
+            .map(|(field, coverage)| FieldCoverage { field, coverage })
+            .collect(),
+        scouted: st.scouted,
+        energy_estimate_mj: f64::NAN,
+    }
+}
+
+/// `/acres/events`: one event, its details in their fields (NaN, 0 or empty where none).
+pub fn event_msg(e: &SkillEvent) -> EventMsg {
+    crate::messages::event_msg(e, header(e.t_s))
+}

@@ -1,0 +1,289 @@
+//! The vehicle node: the skill server (`crate::skills`) over ROS 2.
+//!
+//! | endpoint | type | does |
+//! | --- | --- | --- |
+//! | `/acres/skill` (action server, `skills:=true`) | `acres_interfaces/action/Skill` | accepts a goal the skill server starts, or rejects it (the cause on `/acres/events` and in the result); feedback; result with code and cause; cancel does what `on_cancel` says |
+//! | `/odom` (in) | `nav_msgs/Odometry` | the observation; each one runs one control step (the stamp is the skill server's time) |
+//! | `/lidar/points` (in, sensor data) | `sensor_msgs/PointCloud2` | the scan (`crate::scan::scan`, the one scan function); the shield re-checks at once |
+//! | `/acres/skill/heartbeat` (in) | `acres_interfaces/Heartbeat` | the planner's side is alive |
+//! | `/cmd_vel` (out) | `geometry_msgs/Twist` | the only drive command (no gear command) |
+//! | `/acres/observation` (out) | `acres_interfaces/Observation` | pose, speed, skill, shield, driven distance, every odometry |
+//! | `/acres/events` (out) | `acres_interfaces/SkillEvent` | the skill server's events |
+//!
+//! Fail-safes (wall clock, so they hold whatever the simulation rate):
+//! - **heartbeat**: once a beat has been seen, beats that stop for `heartbeat_timeout_s` while a
+//!   skill runs trigger `on_cancel`; so does a cancelled goal. `on_cancel` is `stop` (default: the
+//!   skill ends `stopped`, the vehicle brakes to a stop and stays) or `return_home` (the skill
+//!   ends `stopped`, then `return_home` starts, as a lost-link fail-safe of a field robot).
+//! - **odometry**: odometry that stops for `odom_timeout_s` ends the running skill `failed` with
+//!   the cause "odometry stopped for N s" and commands a stop (zero `/cmd_vel`, repeated).
+//!
+//! With `skills:=false` the node only observes: it publishes `/acres/observation` from odometry
+//! and scans, and serves and drives nothing.
+
+mod convert;
+mod goals;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::scan::{scan, ScanConfig};
+use crate::{Observation, ResultCode, ServerOptions, SkillKind, SkillRequest, SkillServer};
+use acres_farm::Map;
+use acres_msgs::acres_interfaces::{Heartbeat, Observation as ObsMsg, SkillEvent as EventMsg};
+use acres_msgs::geometry_msgs::{Twist, Vector3};
+use acres_msgs::nav_msgs::Odometry;
+use acres_msgs::sensor_msgs::PointCloud2;
+use acres_ros::args::ArgsError;
+use acres_ros::run::Shutdown;
+use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub};
+use tracing::{info, warn};
+
+pub use convert::{event_msg, observation_msg, observation_of};
+
+/// What a cancelled goal or lost heartbeats do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnCancel {
+    /// End the skill (`stopped`); the vehicle brakes and stays.
+    Stop,
+    /// End the skill (`stopped`), then drive home.
+    ReturnHome,
+}
+
+/// The node's parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// Serve skills (`skills`, default true); false only observes.
+    pub skills: bool,
+    /// Beats that stop this long trigger `on_cancel` (`heartbeat_timeout_s`, 1.0; 0 disables), s.
+    pub heartbeat_timeout_s: f64,
+    /// `on_cancel`: `stop` (default) or `return_home`.
+    pub on_cancel: OnCancel,
+    /// Odometry that stops this long ends the skill (`odom_timeout_s`, 1.0), s.
+    pub odom_timeout_s: f64,
+    /// The LiDAR's distance ahead of the pose (`lidar_forward_m`, 1.0), m.
+    pub lidar_forward_m: f64,
+    /// The LiDAR's height above ground (`lidar_height_m`, 2.2), m.
+    pub lidar_height_m: f64,
+}
+
+impl Params {
+    /// Reads the parameters.
+    pub fn from_args(a: &RosArgs) -> Result<Params, ArgsError> {
+        let on_cancel = match a.str_or("on_cancel", "stop")?.as_str() {
+            "stop" => OnCancel::Stop,
+            "return_home" => OnCancel::ReturnHome,
+            other => {
+                return Err(ArgsError::ParamType {
+                    name: "on_cancel".into(),
+                    expected: "stop or return_home",
+                    got: acres_ros::ParamValue::String(other.into()),
+                })
+            }
+        };
+        Ok(Params {
+            skills: a.bool_or("skills", true)?,
+            heartbeat_timeout_s: a.f64_or("heartbeat_timeout_s", 1.0)?,
+            on_cancel,
+            odom_timeout_s: a.f64_or("odom_timeout_s", 1.0)?,
+            lidar_forward_m: a.f64_or("lidar_forward_m", 1.0)?,
+            lidar_height_m: a.f64_or("lidar_height_m", 2.2)?,
+        })
+    }
+}
+
+/// The vehicle node.
+pub struct VehicleNode {
+    /// The ROS node.
+    pub node: RosNode,
+    params: Params,
+    server: SkillServer,
+    scan_cfg: ScanConfig,
+    goals: Option<goals::Goals>,
+    cmd_vel: Pub<Twist>,
+    observation: Pub<ObsMsg>,
+    events: Pub<EventMsg>,
+    odom: Sub<Odometry>,
+    points: Sub<PointCloud2>,
+    heartbeat: Sub<Heartbeat>,
+    obs: Option<Observation>,
+    odom_m: f64,
+    last_odom: Option<Instant>,
+    odom_lost: bool,
+    last_beat: Option<Instant>,
+    beats_lost: bool,
+}
+
+impl VehicleNode {
+    /// Makes the endpoints; `map` and `opts` configure the skill server.
+    pub fn new(
+        mut node: RosNode,
+        params: Params,
+        map: Arc<Map>,
+        mut opts: ServerOptions,
+    ) -> Result<VehicleNode, NodeError> {
+        opts.sensor_forward_m = params.lidar_forward_m;
+        let scan_cfg = ScanConfig { min_z_m: (0.3 - params.lidar_height_m) as f32, ..ScanConfig::default() };
+        let goals = if params.skills { Some(goals::Goals::new(&mut node)?) } else { None };
+        Ok(VehicleNode {
+            cmd_vel: node.publisher("cmd_vel", qos::default_profile())?,
+            observation: node.publisher("acres/observation", qos::default_profile())?,
+            events: node.publisher("acres/events", qos::default_profile())?,
+            odom: node.subscription("odom", qos::default_profile())?,
+            points: node.subscription("lidar/points", qos::sensor_data())?,
+            heartbeat: node.subscription("acres/skill/heartbeat", qos::default_profile())?,
+            server: SkillServer::new(map, opts),
+            node,
+            params,
+            scan_cfg,
+            goals,
+            obs: None,
+            odom_m: 0.0,
+            last_odom: None,
+            odom_lost: false,
+            last_beat: None,
+            beats_lost: false,
+        })
+    }
+
+    /// Runs until a signal.
+    pub fn run(mut self, shutdown: &Shutdown) {
+        info!(skills = self.params.skills, on_cancel = ?self.params.on_cancel, "vehicle node running");
+        let mut last_stop_cmd = Instant::now();
+        while !shutdown.requested() {
+            let mut busy = false;
+            if let Some(cloud) = self.points.latest() {
+                busy = true;
+                self.on_cloud(&cloud);
+            }
+            while let Some(o) = self.odom.take() {
+                busy = true;
+                self.on_odom(&o);
+            }
+            while self.heartbeat.take().is_some() {
+                self.last_beat = Some(Instant::now());
+                self.beats_lost = false;
+            }
+            if self.params.skills {
+                busy |= self.serve();
+                self.watchdogs();
+                // While odometry is lost, the stop is repeated (10 Hz) for any base listening.
+                if self.odom_lost && last_stop_cmd.elapsed() >= Duration::from_millis(100) {
+                    self.cmd_vel.publish(Twist::default());
+                    last_stop_cmd = Instant::now();
+                }
+            }
+            self.flush_events();
+            if !busy {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        }
+        if self.params.skills {
+            self.cmd_vel.publish(Twist::default());
+        }
+        info!("stopped");
+    }
+
+    fn on_cloud(&mut self, cloud: &PointCloud2) {
+        match acres_ros::cloud::from_cloud(cloud) {
+            Ok(points) => {
+                let s = scan(&points, &self.scan_cfg);
+                self.server.on_scan(s.ahead_m);
+                // The shield re-checks the running command at once with the new scan.
+                if self.params.skills {
+                    if let Some(obs) = self.obs {
+                        self.control(&obs);
+                    }
+                }
+            }
+            Err(e) => warn!(error = %e, "sweep skipped"),
+        }
+    }
+
+    fn on_odom(&mut self, o: &Odometry) {
+        let obs = observation_of(o);
+        if let Some(prev) = self.obs {
+            self.odom_m += prev.pose.pos().dist(obs.pose.pos());
+        }
+        self.obs = Some(obs);
+        self.last_odom = Some(Instant::now());
+        self.odom_lost = false;
+        if self.params.skills {
+            self.control(&obs);
+        }
+        let shield = self.server.shield().holding();
+        self.observation.publish(observation_msg(&obs, &self.server, self.odom_m, shield));
+    }
+
+    fn control(&mut self, obs: &Observation) {
+        let tw = self.server.control(obs);
+        self.cmd_vel.publish(Twist {
+            linear: Vector3 { x: tw.speed_mps, y: 0.0, z: 0.0 },
+            angular: Vector3 { x: 0.0, y: 0.0, z: tw.yaw_rate_rps },
+        });
+    }
+
+    /// Goals and cancels; true when something came.
+    fn serve(&mut self) -> bool {
+        let Some(goals) = self.goals.as_mut() else { return false };
+        goals.serve(&mut self.server, self.obs.as_ref(), self.params.on_cancel, &self.events)
+    }
+
+    fn watchdogs(&mut self) {
+        let t_s = self.obs.map_or(0.0, |o| o.t_s);
+        if let Some(last) = self.last_odom {
+            let quiet_s = last.elapsed().as_secs_f64();
+            if !self.odom_lost && quiet_s > self.params.odom_timeout_s {
+                self.odom_lost = true;
+                let cause = format!("odometry stopped for {:.1} s", self.params.odom_timeout_s);
+                warn!(%cause, "fail-safe");
+                self.server.end_running(ResultCode::Failed, cause, t_s);
+                self.cmd_vel.publish(Twist::default());
+            }
+        }
+        if let Some(last) = self.last_beat {
+            let quiet_s = last.elapsed().as_secs_f64();
+            let timeout = self.params.heartbeat_timeout_s;
+            if timeout > 0.0 && !self.beats_lost && quiet_s > timeout {
+                self.beats_lost = true;
+                if self.server.busy() {
+                    warn!(timeout, on_cancel = ?self.params.on_cancel, "heartbeat lost");
+                    let cause = format!("heartbeat lost for {timeout:.1} s");
+                    apply_on_cancel(&mut self.server, self.obs.as_ref(), self.params.on_cancel, cause);
+                    if let Some(obs) = self.obs {
+                        self.control(&obs);
+                    }
+                }
+            }
+        }
+    }
+
+    fn flush_events(&mut self) {
+        for e in self.server.drain_events() {
+            if let Some(g) = self.goals.as_mut() {
+                g.on_event(&e, &self.server);
+            }
+            self.events.publish(event_msg(&e));
+        }
+        if let Some(g) = self.goals.as_mut() {
+            g.feedback(&self.server);
+        }
+    }
+}
+
+/// Ends the running skill `stopped` with `cause`, then (`return_home`) drives home.
+pub fn apply_on_cancel(
+    server: &mut SkillServer,
+    obs: Option<&Observation>,
+    on_cancel: OnCancel,
+    cause: String,
+) {
+    let t_s = obs.map_or(0.0, |o| o.t_s);
+    server.end_running(ResultCode::Stopped, cause, t_s);
+    if let (OnCancel::ReturnHome, Some(obs)) = (on_cancel, obs) {
+        let r = server.request(&SkillRequest::new(SkillKind::ReturnHome), obs);
+        if !r.accepted {
+            warn!(cause = ?r.cause, "return_home after a cancel was refused");
+        }
+    }
+}

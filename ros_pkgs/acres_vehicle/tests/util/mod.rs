@@ -1,0 +1,260 @@
+//! Test support for the DDS tests: the network-namespace check, the two node processes behind
+//! guards that kill them on drop, a test client node, and polling against deadlines.
+//!
+//! NETWORK SAFETY: every test here creates DDS participants. They run only inside a private
+//! network namespace whose only interface is `lo` (`tools/test.sh` runs them under
+//! `unshare -n`); elsewhere they skip with a loud message, or fail when `ACRES_REQUIRE_NETNS=1`.
+//! All participants are loopback-only (`ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use acres_msgs::acres_interfaces::{Heartbeat, Observation, SkillEvent, SkillGoal};
+use acres_msgs::geometry_msgs::Twist;
+use acres_ros::action::SkillActionClient;
+use acres_ros::env::{DiscoveryRange, RosEnv};
+use acres_ros::{qos, Pub, RosArgs, RosNode, Sub};
+
+/// True when this process is in a private network namespace with only `lo`. Otherwise prints
+/// why the test is skipped, or panics under `ACRES_REQUIRE_NETNS=1`.
+pub fn in_private_netns() -> bool {
+    if acres_ros::env::in_loopback_only_netns() {
+        return true;
+    }
+    let ifaces = acres_ros::env::namespace_interfaces();
+    let msg = format!(
+        "\n!!!! DDS TEST SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test ...'\n"
+    );
+    if std::env::var("ACRES_REQUIRE_NETNS").as_deref() == Ok("1") {
+        panic!("{msg}");
+    }
+    eprintln!("{msg}");
+    false
+}
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
+}
+
+/// A scenario file of the shipped set.
+pub fn scenario(name: &str) -> String {
+    repo().join("scenarios").join(format!("{name}.json")).display().to_string()
+}
+
+/// A child process killed (SIGKILL) and reaped on drop.
+pub struct Proc {
+    /// The child.
+    pub child: Child,
+    /// Its name, for messages.
+    pub name: &'static str,
+}
+
+impl Proc {
+    /// Sends SIGKILL now.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+    /// Sends SIGINT and waits for the exit code, up to `timeout`.
+    pub fn interrupt(&mut self, timeout: Duration) -> Option<i32> {
+        self.signal("-INT", timeout)
+    }
+
+    /// Sends a signal (`-INT`, `-TERM`) and waits for the exit code, up to `timeout`.
+    pub fn signal(&mut self, sig: &str, timeout: Duration) -> Option<i32> {
+        let _ = Command::new("kill").args([sig, &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                return st.code();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn bin(name: &str) -> PathBuf {
+    // target/<profile>/deps/<test> → target/<profile>/<name>
+    let exe = std::env::current_exe().expect("test exe");
+    let dir = exe.parent().and_then(Path::parent).expect("target dir");
+    let p = dir.join(name);
+    assert!(
+        p.exists(),
+        "{} is not built: cargo build -p acres-core-node -p acres-vehicle-node first",
+        p.display()
+    );
+    p
+}
+
+fn spawn(name: &'static str, exe: &str, domain: u16, params: &[String]) -> Proc {
+    let mut cmd = Command::new(bin(exe));
+    cmd.arg("--ros-args");
+    for p in params {
+        // `__ns:=`, `__node:=` and `/topic:=` are remap rules; the rest are parameters.
+        let flag = if p.starts_with("__") || p.starts_with('/') { "-r" } else { "-p" };
+        cmd.args([flag, p]);
+    }
+    cmd.env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("ROS_DISTRO", "jazzy")
+        .env("ROS_DOMAIN_ID", domain.to_string())
+        .env(
+            "RUST_LOG",
+            std::env::var("ACRES_NODE_LOG")
+                .unwrap_or_else(|_| "warn,rustdds=off,ros2_client::service::wrappers=error".into()),
+        )
+        .stdin(Stdio::null());
+    Proc { child: cmd.spawn().unwrap_or_else(|e| panic!("{exe}: {e}")), name }
+}
+
+/// Starts the core node on `scenario` at `rate`.
+pub fn core_node(domain: u16, scenario: &str, rate: f64, extra: &[&str]) -> Proc {
+    let mut p = vec![format!("scenario:={scenario}"), format!("rate:={rate}")];
+    p.extend(extra.iter().map(|s| s.to_string()));
+    spawn("core", "acres_core_node", domain, &p)
+}
+
+/// Starts the vehicle node on `scenario` (sim time).
+pub fn vehicle_node(domain: u16, scenario: &str, extra: &[&str]) -> Proc {
+    let mut p = vec![format!("scenario:={scenario}"), "use_sim_time:=true".into()];
+    p.extend(extra.iter().map(|s| s.to_string()));
+    spawn("vehicle", env!("CARGO_BIN_EXE_acres_vehicle_node"), domain, &p)
+}
+
+/// Polls `f` every 2 ms until it returns `Some`, up to `timeout`.
+pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// The test's own node: the action client, the vehicle's topics, heartbeats.
+pub struct Client {
+    /// The node.
+    pub node: RosNode,
+    /// `/acres/skill`.
+    pub skill: SkillActionClient,
+    /// `/acres/events`.
+    pub events: Sub<SkillEvent>,
+    /// `/acres/observation`.
+    pub obs: Sub<Observation>,
+    /// `/cmd_vel` as the vehicle node publishes it.
+    pub cmd_vel: Sub<Twist>,
+    /// `/acres/skill/heartbeat`.
+    pub beat: Pub<Heartbeat>,
+    /// Every event received so far.
+    pub seen: Vec<SkillEvent>,
+    /// The newest observation.
+    pub last_obs: Option<Observation>,
+    seq: u64,
+}
+
+impl Client {
+    /// A client in `domain`, loopback only, waiting for the action server.
+    pub fn new(domain: u16, framing: &str) -> Client {
+        let c = Self::new_plain_framed(domain, framing);
+        assert!(
+            c.skill.wait_for_server(&c.node, Duration::from_secs(20)),
+            "the action server was not discovered"
+        );
+        c
+    }
+
+    /// A client that does not wait for an action server (tests of the core node alone).
+    pub fn new_plain(domain: u16) -> Client {
+        Self::new_plain_framed(domain, "fastrtps")
+    }
+
+    fn new_plain_framed(domain: u16, framing: &str) -> Client {
+        let args = RosArgs::parse(
+            ["test", "--ros-args", "-p", &format!("rmw_framing:={framing}")],
+            "acres_test_client",
+        )
+        .unwrap();
+        let mut node =
+            RosNode::new(args, RosEnv { domain_id: domain, range: DiscoveryRange::Localhost }).unwrap();
+        let skill = SkillActionClient::new(&mut node, "/acres/skill").unwrap();
+        Client {
+            events: node.subscription("/acres/events", qos::default_profile()).unwrap(),
+            obs: node.subscription("/acres/observation", qos::default_profile()).unwrap(),
+            cmd_vel: node.subscription("/cmd_vel", qos::default_profile()).unwrap(),
+            beat: node.publisher("/acres/skill/heartbeat", qos::default_profile()).unwrap(),
+            skill,
+            node,
+            seen: Vec::new(),
+            last_obs: None,
+            seq: 0,
+        }
+    }
+
+    /// Takes what arrived.
+    pub fn pump(&mut self) {
+        while let Some(e) = self.events.take() {
+            self.seen.push(e);
+        }
+        if let Some(o) = self.obs.latest() {
+            self.last_obs = Some(o);
+        }
+    }
+
+    /// Waits for the first observation (the vehicle node has odometry).
+    pub fn wait_for_odometry(&mut self, timeout: Duration) {
+        let ok = poll(timeout, || {
+            self.pump();
+            self.last_obs.clone()
+        });
+        assert!(ok.is_some(), "no /acres/observation within {timeout:?}");
+    }
+
+    /// Waits for an event named `name` (matching `f`), up to `timeout`.
+    pub fn wait_event(
+        &mut self,
+        timeout: Duration,
+        name: &str,
+        f: impl Fn(&SkillEvent) -> bool,
+    ) -> Option<SkillEvent> {
+        let from = self.seen.len();
+        poll(timeout, || {
+            self.pump();
+            self.seen[from..].iter().find(|e| e.event == name && f(e)).cloned()
+        })
+    }
+
+    /// Publishes one heartbeat.
+    pub fn beat(&mut self) {
+        self.seq += 1;
+        self.beat.publish(Heartbeat {
+            stamp: acres_ros::node::stamp(acres_ros::node::wall_s()),
+            seq: self.seq,
+            sender: "test".into(),
+        });
+    }
+}
+
+/// A goal.
+pub fn goal(skill: &str, field: &str) -> SkillGoal {
+    SkillGoal {
+        skill: skill.into(),
+        place: String::new(),
+        field: field.into(),
+        seconds: f64::NAN,
+        speed_cap_mps: f64::NAN,
+    }
+}
