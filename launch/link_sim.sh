@@ -41,7 +41,7 @@ shift 2
 bin=${ACRES_BIN_DIR:-$here/target/debug}
 if [ ! -x "$bin/acres_core_node" ] || [ ! -x "$bin/acres_vehicle_node" ] || [ ! -x "$bin/acres_bridge" ] || [ ! -x "$bin/acres-harness" ]; then
     [ -z "${ACRES_BIN_DIR:-}" ] || { echo "link_sim: binaries missing in $bin" >&2; exit 2; }
-    (cd "$here" && cargo build -q -p acres-core-node -p acres-vehicle-node -p acres-bridge -p acres-harness)
+    (cd "$here" && cargo build -q -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness)
 fi
 rate=${ACRES_LINK_RATE:-5}
 port=${ACRES_LINK_PORT:-5630}

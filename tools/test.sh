@@ -3,7 +3,8 @@
 # from PyPI; chromium, ffmpeg and node from Debian when missing; playwright-core from npm), then
 # checks formatting and lints, runs every Rust test (unit, property, the world and skill server,
 # the planner loop, the binary end to end, the viewer and the video), the viewer's browser test
-# in headless chromium, and checks the JSON Schemas.
+# in headless chromium, and checks the JSON Schemas; then the DDS and link tests inside a private
+# network namespace, and the colcon proof of the ROS package layout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,8 +62,11 @@ python3 tools/check_map_schema.py
 # loopback alone, every participant restricted to 127.0.0.1; outside one they refuse to run
 # (ACRES_REQUIRE_NETNS=1 makes a refusal a failure here).
 echo "== DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
-cargo build --quiet -p acres-core-node -p acres-vehicle-node
-unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres-vehicle-node -- --test-threads=1'
+cargo build --quiet -p acres_core -p acres_vehicle
+unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres_vehicle --test skills_over_dds --test cyclone_interop -- --test-threads=1'
 echo "== link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
-cargo build --quiet -p acres-core-node -p acres-vehicle-node -p acres-bridge -p acres-harness
-unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres-bridge -- --test-threads=1'
+cargo build --quiet -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness
+unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres_bridge -- --test-threads=1'
+
+echo "== ROS packages: package.xml (catkin_pkg), colcon list, colcon build (no ROS installation)"
+tools/colcon_check.sh

@@ -10,7 +10,7 @@
 //! network namespace, loopback-only:
 //!
 //! ```text
-//! unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST exec cargo bench -p acres-bridge --bench link_sweeps'
+//! unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST exec cargo bench -p acres_bridge --bench link_sweeps'
 //! ```
 
 use std::io::{BufRead, BufReader, Write};

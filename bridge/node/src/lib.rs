@@ -1,5 +1,5 @@
 //! The bridge node `acres_bridge`: the vehicle's ROS 2 side on one hand, the harness's link
-//! (`acres-link-protocol` over one TCP socket) on the other.
+//! (`acres_link_protocol` over one TCP socket) on the other.
 //!
 //! | endpoint | type | does |
 //! | --- | --- | --- |

@@ -1,6 +1,6 @@
 //! The messages of the link, one serde enum per direction tagged by `"type"`; every struct
 //! refuses unknown fields. The vehicle's own words travel as the ROS messages' types of
-//! `acres-msgs` (the observation, the skill server's events, the simulator's truth, the skill
+//! `acres_msgs` (the observation, the skill server's events, the simulator's truth, the skill
 //! goal), so the bridge forwards what it got from ROS 2 without translating it.
 
 use acres_msgs::acres_interfaces::{Observation, SimTruth, SkillEvent, SkillGoal};

@@ -1,5 +1,5 @@
 //! The link world (`--world link`): [`WorldPort`] over the bridge's TCP socket
-//! (`acres-link-protocol`). The harness knows no ROS transport: the bridge node does.
+//! (`acres_link_protocol`). The harness knows no ROS transport: the bridge node does.
 //!
 //! - The mission clock is the vehicle's, counted from the first step: each `step` carries the
 //!   observation's stamp, and

@@ -272,7 +272,7 @@ mod tests {
             ..e
         };
         assert_eq!(skill_event(&clear).ahead_m, f64::INFINITY);
-        // The bytes decode as the same message (the CDR of acres-msgs).
+        // The bytes decode as the same message (the CDR of acres_msgs).
         assert_eq!(SkillEvent::decode(&m.encode()).unwrap().stopping_m, 6.0);
     }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""The acres-msgs messages defined again with Eclipse Cyclone DDS's Python IDL types, and their
+"""The acres_msgs messages defined again with Eclipse Cyclone DDS's Python IDL types, and their
 CDR as Cyclone serializes them: the independent side of the golden-bytes test (golden_cyclone.rs).
 
 Reads a JSON array on stdin, each element {"type": "<DDS type name>", "value": {...}} with the
-value as acres-msgs writes it with serde (field names as in the .msg files), and writes a JSON
+value as acres_msgs writes it with serde (field names as in the .msg files), and writes a JSON
 array on stdout: the hex of each value's serialization (encapsulation header included).
 `--list` prints the DDS names of every type defined here, one per line.
 

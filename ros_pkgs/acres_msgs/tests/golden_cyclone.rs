@@ -1,4 +1,4 @@
-//! Golden bytes from an independent implementation: every message's CDR from acres-msgs equals
+//! Golden bytes from an independent implementation: every message's CDR from acres_msgs equals
 //! Eclipse Cyclone DDS's serialization (PyPI `cyclonedds`, run as a real `python3` process on
 //! `cyclone_cdr.py`, which defines the types again with Cyclone's IDL types) of the same values.
 //!

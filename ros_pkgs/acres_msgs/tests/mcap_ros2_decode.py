@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Decodes acres-msgs CDR with the schema text acres-msgs writes, using the Python MCAP ROS 2
+"""Decodes acres_msgs CDR with the schema text acres_msgs writes, using the Python MCAP ROS 2
 reader (PyPI `mcap-ros2-support`, the decoder Foxglove's and the MCAP project's Python tools use):
 the reader's side of schema_mcap_ros2.rs.
 

@@ -10,7 +10,7 @@
 //! - [`qos`]: rclcpp's QoS profiles (default, sensor data, services, action status);
 //! - [`node`]: a node with typed publishers/subscriptions, the `/acres/skill` action, the
 //!   request/reply framing and the clock (`use_sim_time` with `/clock`);
-//! - [`wire`]: how `acres-msgs` CDR travels through ros2-client's serde;
+//! - [`wire`]: how `acres_msgs` CDR travels through ros2-client's serde;
 //! - [`polled`]: a client of `/acres/skill` that never blocks (the bridge node);
 //! - [`skill_action`]: the action's goal, result and feedback;
 //! - [`run`]: logging through `tracing` and a clean stop on SIGINT/SIGTERM.

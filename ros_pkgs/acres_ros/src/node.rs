@@ -1,5 +1,5 @@
 //! A ROS 2 node over ros2-client: its context (the DDS participant of [`RosEnv`]), typed
-//! publishers and subscriptions of `acres-msgs` messages, the action `/acres/skill`, the
+//! publishers and subscriptions of `acres_msgs` messages, the action `/acres/skill`, the
 //! request/reply framing, and the node's clock (`use_sim_time` with `/clock`).
 
 use std::sync::{Arc, Mutex};
@@ -81,7 +81,7 @@ impl Framing {
     }
 }
 
-/// A typed publisher of an `acres-msgs` message.
+/// A typed publisher of an `acres_msgs` message.
 pub struct Pub<M: Message + 'static>(Publisher<Wire<M>>);
 
 impl<M: Message + 'static> Pub<M> {
@@ -93,7 +93,7 @@ impl<M: Message + 'static> Pub<M> {
     }
 }
 
-/// A typed subscription of an `acres-msgs` message.
+/// A typed subscription of an `acres_msgs` message.
 pub struct Sub<M: Message + 'static>(Subscription<Wire<M>>);
 
 impl<M: Message + 'static> Sub<M> {

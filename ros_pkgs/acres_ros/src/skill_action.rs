@@ -1,6 +1,6 @@
 //! The action `/acres/skill` (`acres_interfaces/action/Skill`) as ros2-client wants it: serde
-//! mirrors of the goal, result and feedback whose field-by-field CDR equals `acres-msgs`' (a
-//! test checks the bytes), and conversions to and from the `acres-msgs` types.
+//! mirrors of the goal, result and feedback whose field-by-field CDR equals `acres_msgs`' (a
+//! test checks the bytes), and conversions to and from the `acres_msgs` types.
 
 use acres_msgs::acres_interfaces as ai;
 use serde::{Deserialize, Serialize};
@@ -101,7 +101,7 @@ mod tests {
     use acres_msgs::Message;
     use byteorder::LittleEndian;
 
-    /// The mirrors' CDR through RustDDS's serializer (cdr-encoding) equals acres-msgs' CDR (the
+    /// The mirrors' CDR through RustDDS's serializer (cdr-encoding) equals acres_msgs' CDR (the
     /// one golden-tested against Cyclone DDS), for example values; and reads back.
     #[test]
     fn mirrors_have_acres_msgs_bytes() {

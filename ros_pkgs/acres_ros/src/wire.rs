@@ -1,6 +1,6 @@
-//! How `acres-msgs` values travel through ros2-client.
+//! How `acres_msgs` values travel through ros2-client.
 //!
-//! ros2-client hands each sample to serde with RustDDS's CDR serializer. The `acres-msgs` types
+//! ros2-client hands each sample to serde with RustDDS's CDR serializer. The `acres_msgs` types
 //! have their own CDR (the one place CDR is written, golden-tested against Cyclone DDS), and their
 //! serde form is JSON's (non-finite floats as `null`/`"inf"`), so they do not go through serde
 //! field by field. [`Wire`] carries a message's own CDR bytes instead: it serializes the payload
@@ -11,7 +11,7 @@
 //!
 //! Inside an action's internal messages a payload does not start at offset 0 (the result follows
 //! a one-byte status), so the action's goal, result and feedback travel as the plain serde
-//! mirrors of [`crate::skill_action`], whose field-by-field CDR equals `acres-msgs`' (tested).
+//! mirrors of [`crate::skill_action`], whose field-by-field CDR equals `acres_msgs`' (tested).
 //!
 //! Samples are read as little-endian CDR (what every x86/ARM DDS sends).
 

@@ -1,6 +1,6 @@
 //! Speed of the scan function against its numpy reference, and of the LiDAR sweep.
 //!
-//! Run with `cargo bench -p acres-vehicle --bench scan`. Prints, for two 14,400-point sweeps
+//! Run with `cargo bench -p acres_vehicle --bench scan`. Prints, for two 14,400-point sweeps
 //! (a LiDAR sweep of a busy scene padded with field clutter, and a synthetic sweep with 40% of
 //! its points in the height band):
 //! the Rust scan's µs per call and points per second, numpy's points per second (from

@@ -9,8 +9,8 @@
 //!    node's CPU time (utime + stime from /proc) divided by the sweeps.
 //!
 //! ```text
-//! cargo build --release -p acres-vehicle-node
-//! unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo bench -p acres-vehicle-node --bench shield_reaction'
+//! cargo build --release -p acres_vehicle
+//! unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo bench -p acres_vehicle --bench shield_reaction'
 //! ```
 //! `ACRES_BENCH_TRIALS` sets the trial count (default 300).
 

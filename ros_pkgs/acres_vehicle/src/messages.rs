@@ -1,6 +1,6 @@
 //! The skill server's events as the `acres_interfaces` messages that carry them (on
 //! `/acres/events`, in recordings, on the link): one conversion for the vehicle node and the
-//! harness's recorder. `acres-msgs` is plain types and CDR: no ROS client comes with it.
+//! harness's recorder. `acres_msgs` is plain types and CDR: no ROS client comes with it.
 
 use acres_msgs::acres_interfaces::SkillEvent as EventMsg;
 use acres_msgs::geometry_msgs::Point;

@@ -25,7 +25,7 @@ pub fn in_private_netns() -> bool {
     }
     let ifaces = acres_ros::env::namespace_interfaces();
     let msg = format!(
-        "\n!!!! LINK TEST SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test -p acres-bridge ...'\n"
+        "\n!!!! LINK TEST SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test -p acres_bridge ...'\n"
     );
     if std::env::var("ACRES_REQUIRE_NETNS").as_deref() == Ok("1") {
         panic!("{msg}");
@@ -71,7 +71,7 @@ pub fn bin(name: &str) -> PathBuf {
     let p = exe.parent().and_then(Path::parent).expect("target dir").join(name);
     assert!(
         p.exists(),
-        "{} is not built: cargo build -p acres-core-node -p acres-vehicle-node -p acres-harness first",
+        "{} is not built: cargo build -p acres_core -p acres_vehicle -p acres-harness first",
         p.display()
     );
     p

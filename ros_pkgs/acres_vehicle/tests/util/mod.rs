@@ -91,7 +91,7 @@ fn bin(name: &str) -> PathBuf {
     let p = dir.join(name);
     assert!(
         p.exists(),
-        "{} is not built: cargo build -p acres-core-node -p acres-vehicle-node first",
+        "{} is not built: cargo build -p acres_core -p acres_vehicle first",
         p.display()
     );
     p

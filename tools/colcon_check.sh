@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The proof of the ROS package layout, with no ROS installation (ARCHITECTURE.md, "ROS packages"):
+#   1. every package.xml validates with catkin_pkg and agrees with its Cargo.toml;
+#   2. `colcon list` finds every package with its build type (exactly the expected list);
+#   3. `colcon build` of every package but the rosidl interface package (which needs ament_cmake
+#      and rosidl from a ROS installation) succeeds, and leaves the node executables where
+#      `ros2 run` looks for them, install/<pkg>/lib/<pkg>/<exe>, and the harness in
+#      install/acres-harness/bin; each installed executable starts and refuses a missing
+#      parameter with exit code 2 (before any DDS participant exists).
+#
+# Needs the Python packages of tools/requirements-test.txt (colcon-core, colcon-cargo,
+# colcon-ros-cargo, colcon-package-information, colcon-package-selection, catkin_pkg) on PATH,
+# and installs cargo-ament-build (crates.io) under target/tools when it is missing.
+#
+# colcon gives each package its own cargo --target-dir (build/<pkg>), which would compile the
+# shared dependencies once per package; here build/<pkg> are links to one folder so they compile
+# once (a plain `colcon build` does the same work, only slower). The build uses the `colcon`
+# cargo profile (unoptimised, no debug info): it proves the build and the layout, not speed.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+WS="${ACRES_COLCON_WS:-$ROOT/target/colcon-ws}"
+TOOLS="$ROOT/target/tools"
+
+if ! cargo ament-build --help >/dev/null 2>&1; then
+    if ! [ -x "$TOOLS/bin/cargo-ament-build" ]; then
+        echo "== installing cargo-ament-build into $TOOLS"
+        cargo install --quiet --locked --root "$TOOLS" cargo-ament-build --version 0.1.11
+    fi
+    export PATH="$TOOLS/bin:$PATH"
+fi
+for tool in colcon python3; do
+    command -v "$tool" >/dev/null || { echo "colcon_check: $tool not on PATH (pip install -r tools/requirements-test.txt)" >&2; exit 2; }
+done
+
+echo "== package.xml files (catkin_pkg) and their Cargo.toml"
+python3 "$ROOT/tools/check_package_xml.py"
+
+echo "== colcon list"
+expected="acres-harness	harness	(cargo)
+acres_bridge	bridge/node	(ament_cargo)
+acres_core	ros_pkgs/acres_core	(ament_cargo)
+acres_farm	ros_pkgs/acres_farm	(ament_cargo)
+acres_interfaces	ros_pkgs/acres_interfaces	(ros.ament_cmake)
+acres_link_protocol	bridge/protocol	(ament_cargo)
+acres_msgs	ros_pkgs/acres_msgs	(ament_cargo)
+acres_ros	ros_pkgs/acres_ros	(ament_cargo)
+acres_scenario	ros_pkgs/acres_scenario	(ament_cargo)
+acres_vehicle	ros_pkgs/acres_vehicle	(ament_cargo)"
+listed="$(cd "$ROOT" && colcon --log-base /dev/null list)"
+echo "$listed"
+if [ "$listed" != "$expected" ]; then
+    echo "colcon_check: colcon list differs from the expected packages:" >&2
+    diff <(echo "$expected") <(echo "$listed") >&2 || true
+    exit 1
+fi
+
+echo "== colcon build (all but acres_interfaces) in $WS"
+rm -rf "$WS"
+mkdir -p "$WS/build/shared"
+for pkg in $(echo "$listed" | cut -f1); do
+    [ "$pkg" = acres_interfaces ] || ln -s shared "$WS/build/$pkg"
+done
+start=$(date +%s)
+if ! (cd "$WS" && colcon build --base-paths "$ROOT" --packages-skip acres_interfaces \
+        --cargo-args --profile colcon >"$WS/build.log" 2>&1); then
+    grep -v '^{"packages"' "$WS/build.log" | tail -40 >&2
+    echo "colcon_check: colcon build failed (log: $WS/build.log)" >&2
+    exit 1
+fi
+grep -E '^(Starting|Finished|Summary)' "$WS/build.log"
+echo "colcon build took $(( $(date +%s) - start )) s"
+
+echo "== installed executables"
+# The nodes parse their arguments before they create a DDS participant; run them in a private
+# network namespace all the same (NETWORK SAFETY in DESIGN.md), where unshare is available.
+netns() { if unshare -n true 2>/dev/null; then unshare -n "$@"; else "$@"; fi; }
+for exe in acres_core/lib/acres_core/acres_core_node acres_vehicle/lib/acres_vehicle/acres_vehicle_node \
+           acres_bridge/lib/acres_bridge/acres_bridge; do
+    path="$WS/install/$exe"
+    [ -x "$path" ] || { echo "colcon_check: $path missing or not executable" >&2; exit 1; }
+    set +e
+    out="$(netns "$path" --ros-args -p no_such_parameter:=1 -p port:=not_a_port -p rate:=x 2>&1 </dev/null)"
+    code=$?
+    set -e
+    if [ "$code" != 2 ]; then
+        echo "colcon_check: $exe exited $code on bad parameters (expected 2): $out" >&2
+        exit 1
+    fi
+    echo "$exe: runs; bad parameters refused (exit 2): ${out%%$'\n'*}"
+done
+harness="$WS/install/acres-harness/bin/acres-harness"
+[ -x "$harness" ] || { echo "colcon_check: $harness missing" >&2; exit 1; }
+"$harness" --version
+# The installed harness runs a shipped scenario in the in-process world.
+run_out="$WS/run"
+netns "$harness" run --scenario "$ROOT/scenarios/t1_01_one_field.json" --model scripted --out "$run_out" >/dev/null
+"$harness" validate "$run_out" | tail -1
+rm -rf "$WS"
+echo "colcon_check: ok"
