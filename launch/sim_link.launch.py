@@ -23,6 +23,10 @@ ARGS = {
     "heartbeat_timeout_s": ("1.0", "beats that stop this long trigger on_cancel, s"),
     "on_cancel": ("stop", "stop or return_home"),
     "odom_timeout_s": ("1.0", "odometry that stops this long ends the skill, s"),
+    "blocked_s": ("0.0", "held this long ends the skill blocked, s (0: the scenario's)"),
+    "skills": ("true", "serve skills (false: only observe)"),
+    "lidar_forward_m": ("1.0", "the LiDAR's distance ahead of the pose, m"),
+    "lidar_height_m": ("2.2", "the LiDAR's height above ground, m"),
     "host": ("127.0.0.1", "the bridge's address"),
     "port": ("5630", "the bridge's port"),
     "allow_insecure": ("false", "allow a non-loopback host without a token (ACRES_LINK_TOKEN)"),
@@ -39,7 +43,8 @@ def generate_launch_description():
     )
     vehicle = Node(
         package="acres_vehicle", executable="acres_vehicle_node", name="acres_vehicle",
-        parameters=[sim, {k: C(k) for k in ("scenario", "maps_dir", "heartbeat_timeout_s", "on_cancel", "odom_timeout_s", "rmw_framing")}],
+        parameters=[sim, {k: C(k) for k in ("scenario", "maps_dir", "heartbeat_timeout_s", "on_cancel", "odom_timeout_s",
+                                             "blocked_s", "skills", "lidar_forward_m", "lidar_height_m", "rmw_framing")}],
     )
     bridge = Node(
         package="acres_bridge", executable="acres_bridge", name="acres_bridge",

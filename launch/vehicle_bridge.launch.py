@@ -19,6 +19,8 @@ ARGS = {
     "heartbeat_timeout_s": ("1.0", "beats that stop this long trigger on_cancel, s"),
     "on_cancel": ("stop", "stop or return_home"),
     "odom_timeout_s": ("1.0", "odometry that stops this long ends the skill, s"),
+    "blocked_s": ("0.0", "held this long ends the skill blocked, s (0: the scenario's)"),
+    "skills": ("true", "serve skills (false: only observe)"),
     "lidar_forward_m": ("1.0", "the LiDAR's distance ahead of the pose, m"),
     "lidar_height_m": ("2.2", "the LiDAR's height above ground, m"),
     "use_sim_time": ("false", "use /clock"),
@@ -34,7 +36,8 @@ def generate_launch_description():
     vehicle = Node(
         package="acres_vehicle", executable="acres_vehicle_node", name="acres_vehicle",
         parameters=[{k: C(k) for k in ("scenario", "maps_dir", "heartbeat_timeout_s", "on_cancel", "odom_timeout_s",
-                                        "lidar_forward_m", "lidar_height_m", "use_sim_time", "rmw_framing")}],
+                                        "blocked_s", "skills", "lidar_forward_m", "lidar_height_m", "use_sim_time",
+                                        "rmw_framing")}],
     )
     bridge = Node(
         package="acres_bridge", executable="acres_bridge", name="acres_bridge",

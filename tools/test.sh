@@ -57,6 +57,8 @@ echo "== JSON Schema of the scenarios"
 python3 tools/check_scenario_schema.py
 echo "== JSON Schema of the maps"
 python3 tools/check_map_schema.py
+echo "== the ROS 2 launch files against the nodes' parameters (static: no ROS launch here)"
+python3 tools/check_launch.py
 
 # NETWORK SAFETY (DESIGN.md): the DDS tests run only inside a private network namespace with
 # loopback alone, every participant restricted to 127.0.0.1; outside one they refuse to run

@@ -40,7 +40,15 @@ fn run() -> anyhow::Result<()> {
     let sc =
         acres_scenario::load(scenario.as_ref(), maps_dir.as_ref()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut opts = acres_vehicle::server_options(&sc);
-    opts.blocked_s = args.f64_or("blocked_s", opts.blocked_s)?;
+    // A positive blocked_s overrides the scenario's; 0 (the launch files' default) keeps it.
+    let blocked_s = args.f64_or("blocked_s", 0.0)?;
+    anyhow::ensure!(
+        blocked_s >= 0.0,
+        "parameter blocked_s: must be 0 (the scenario's) or positive, got {blocked_s}"
+    );
+    if blocked_s > 0.0 {
+        opts.blocked_s = blocked_s;
+    }
     let shutdown = Shutdown::install().context("signal handler")?;
     let node = RosNode::new(args, RosEnv::from_env()?).context("ROS node")?;
     VehicleNode::new(node, params, sc.map_data.clone(), opts).context("endpoints")?.run(&shutdown);

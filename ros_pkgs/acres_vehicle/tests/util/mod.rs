@@ -89,11 +89,7 @@ fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test exe");
     let dir = exe.parent().and_then(Path::parent).expect("target dir");
     let p = dir.join(name);
-    assert!(
-        p.exists(),
-        "{} is not built: cargo build -p acres_core -p acres_vehicle first",
-        p.display()
-    );
+    assert!(p.exists(), "{} is not built: cargo build -p acres_core -p acres_vehicle first", p.display());
     p
 }
 

@@ -1,0 +1,144 @@
+"""Static check of the ROS 2 launch files (launch/*.launch.py), which cannot run here: the ROS 2
+`launch` and `launch_ros` packages come only with a ROS installation, not from PyPI.
+
+For every launch file: it compiles; each `Node(package=..., executable=...)` names a package of
+this repository whose Cargo.toml has that `[[bin]]` (so `colcon build` installs it where the
+launch system looks, install/<pkg>/lib/<pkg>/<exe>); every parameter it passes is one the node
+reads; every parameter the node reads is passed (the issue asks for "every parameter an
+argument"), except the ones listed in NOT_ARGUMENTS with the reason; and every parameter passed
+is a declared launch argument. The parameters a node reads are taken from its Rust source (the
+`str_or`/`f64_or`/`bool_or` calls of its parameter parsing). Exits 1 naming the file and the
+problem."""
+
+import ast
+import pathlib
+import re
+import sys
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGES = {
+    "acres_core": ROOT / "ros_pkgs/acres_core",
+    "acres_vehicle": ROOT / "ros_pkgs/acres_vehicle",
+    "acres_bridge": ROOT / "bridge/node",
+}
+# Parameters a launch file does not pass on purpose, with the reason.
+NOT_ARGUMENTS = {
+    # The link token never travels as a parameter: it would show in `ros2 param get` and in the
+    # launch log. The bridge reads ACRES_LINK_TOKEN from the environment.
+    ("acres_bridge", "token"),
+    # The core node publishes /clock: it is the simulated clock and never follows one.
+    ("acres_core", "use_sim_time"),
+}
+PARAM_CALL = re.compile(r'\b(?:str|f64|bool|u64|i64)_or\(\s*"([a-z_]+)"')
+
+
+def node_parameters(pkg):
+    """The parameters the node of `pkg` reads, from its Rust sources."""
+    folder = PACKAGES[pkg]
+    sources = list((folder / "src").rglob("*.rs"))
+    names = set()
+    for src in sources:
+        text = src.read_text()
+        # Only the node's code: the library parts of acres_core/acres_vehicle read no parameters.
+        names.update(PARAM_CALL.findall(text))
+    # acres_ros reads these for every node (RosNode::new).
+    names.update(node_parameters_of_acres_ros())
+    return names
+
+
+def node_parameters_of_acres_ros():
+    return set(PARAM_CALL.findall((ROOT / "ros_pkgs/acres_ros/src/node.rs").read_text()))
+
+
+def binaries(pkg):
+    cargo = tomllib.loads((PACKAGES[pkg] / "Cargo.toml").read_text())
+    return {b["name"] for b in cargo.get("bin", [])}
+
+
+def literal_or_none(node):
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
+
+
+def check(path):
+    text = path.read_text()
+    tree = ast.parse(text, filename=str(path))
+    compile(tree, str(path), "exec")
+    # The declared arguments: the keys of a module-level dict literal named ARGS (the house form).
+    declared = None
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "ARGS" for t in stmt.targets):
+            declared = set(literal_or_none(stmt.value) or {})
+    if not declared:
+        return "no ARGS dict of launch arguments"
+    # Dict literals bound to names (e.g. `sim = {"use_sim_time": True}`), for parameters=[sim, ...].
+    bound = {
+        t.id: stmt.value
+        for stmt in ast.walk(tree)
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict)
+        for t in stmt.targets
+        if isinstance(t, ast.Name) and t.id != "ARGS"
+    }
+    nodes = []
+    for call in ast.walk(tree):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "Node":
+            kw = {k.arg: k.value for k in call.keywords}
+            pkg = literal_or_none(kw.get("package"))
+            exe = literal_or_none(kw.get("executable"))
+            params = set()
+            for d in getattr(kw.get("parameters"), "elts", []):
+                # {k: C(k) for k in (...)}, a dict literal, or a name bound to one
+                if isinstance(d, ast.Name) and d.id in bound:
+                    d = bound[d.id]
+                if isinstance(d, ast.DictComp):
+                    params.update(literal_or_none(d.generators[0].iter) or ())
+                elif isinstance(d, ast.Dict):
+                    params.update(literal_or_none(k) for k in d.keys)
+            nodes.append((pkg, exe, params))
+    if not nodes:
+        return "no Node(...) in it"
+    for pkg, exe, params in nodes:
+        if pkg not in PACKAGES:
+            return f"Node package {pkg!r} is not a node package of this repository"
+        if exe not in binaries(pkg):
+            return f"package {pkg} has no executable {exe!r} (its Cargo.toml [[bin]]s: {sorted(binaries(pkg))})"
+        reads = node_parameters(pkg)
+        unknown = params - reads
+        if unknown:
+            return f"{pkg}/{exe} is passed parameters it does not read: {sorted(unknown)}"
+        missing = {p for p in reads - params if (pkg, p) not in NOT_ARGUMENTS}
+        if missing:
+            return f"{pkg}/{exe} reads parameters the launch file does not pass: {sorted(missing)}"
+        undeclared = params - declared - {literal_or_none(k) for v in bound.values() for k in v.keys}
+        if undeclared:
+            return f"{pkg}/{exe} is passed parameters that are no launch argument: {sorted(undeclared)}"
+    used = set().union(*(p for _, _, p in nodes))
+    # Arguments the file hands on as fixed values (such as use_sim_time) are not launch arguments.
+    fixed = {literal_or_none(k) for v in bound.values() for k in v.keys}
+    used -= fixed
+    unused = declared - used
+    if unused:
+        return f"launch arguments no node uses: {sorted(unused)}"
+    return None
+
+
+def main():
+    files = sorted((ROOT / "launch").glob("*.launch.py"))
+    if not files:
+        print("no launch files", file=sys.stderr)
+        return 1
+    for path in files:
+        problem = check(path)
+        rel = path.relative_to(ROOT)
+        if problem:
+            print(f"{rel}: {problem}", file=sys.stderr)
+            return 1
+        print(f"{rel}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
