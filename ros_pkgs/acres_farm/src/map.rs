@@ -429,7 +429,7 @@ mod tests {
     use super::*;
 
     fn default_map() -> Map {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/maps/default.json");
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/maps/default.json");
         Map::load(&file).unwrap()
     }
 
@@ -461,7 +461,7 @@ mod tests {
     #[test]
     fn bad_maps_name_the_path() {
         let good = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/maps/default.json"),
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/maps/default.json"),
         )
         .unwrap();
         let cases = [

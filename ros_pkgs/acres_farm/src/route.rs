@@ -211,7 +211,7 @@ mod tests {
     use std::path::Path;
 
     fn map() -> Map {
-        Map::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/maps/default.json")).unwrap()
+        Map::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/maps/default.json")).unwrap()
     }
 
     #[test]
