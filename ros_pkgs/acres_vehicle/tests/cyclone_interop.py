@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../../acres_msgs/tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "../../acres_msgs/tests"))
 
 LOOPBACK_ONLY = (
     '<CycloneDDS><Domain id="any"><General><Interfaces>'
