@@ -51,7 +51,7 @@ def cargo_problem(folder, pkg):
         return f"<depend>s {sorted(depends)} differ from Cargo path dependencies {sorted(path_deps('dependencies'))}"
     test_only = {d.name for d in pkg.test_depends} - depends
     # The repository's harness is no ROS package; a dev-dependency on it is not declared.
-    dev = {d for d in path_deps("dev-dependencies") if d != "acres-harness"}
+    dev = {d for d in path_deps("dev-dependencies") if d != "acres-harness"} - depends
     if dev != test_only:
         return f"<test_depend>s {sorted(test_only)} differ from Cargo path dev-dependencies {sorted(dev)}"
     return None

@@ -34,6 +34,8 @@ pub mod polled;
 pub mod qos;
 pub mod run;
 pub mod skill_action;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod wire;
 
 pub use args::{ParamValue, RosArgs};

@@ -197,7 +197,14 @@ fn nodes_stop_cleanly_on_sigint() {
     let mut c = Client::new(17, "fastrtps");
     c.wait_for_odometry(Duration::from_secs(20));
     assert_eq!(veh.interrupt(Duration::from_secs(10)), Some(0), "vehicle node exit code on SIGINT");
-    assert_eq!(core.signal("-TERM", Duration::from_secs(10)), Some(0), "core node exit code on SIGTERM");
+    assert_eq!(
+        {
+            core.signal("-TERM");
+            core.wait(Duration::from_secs(10))
+        },
+        Some(0),
+        "core node exit code on SIGTERM"
+    );
 }
 
 #[test]

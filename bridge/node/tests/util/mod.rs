@@ -13,25 +13,17 @@
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use acres_link_protocol as link;
 
-/// True when this process is in a private network namespace with only `lo`.
+pub use acres_ros::testing::{poll, Proc};
+
+/// True when this process is in a private network namespace with only `lo`; otherwise the
+/// test is skipped loudly (a failure under `ACRES_REQUIRE_NETNS=1`).
 pub fn in_private_netns() -> bool {
-    if acres_ros::env::in_loopback_only_netns() {
-        return true;
-    }
-    let ifaces = acres_ros::env::namespace_interfaces();
-    let msg = format!(
-        "\n!!!! LINK TEST SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test -p acres_bridge ...'\n"
-    );
-    if std::env::var("ACRES_REQUIRE_NETNS").as_deref() == Ok("1") {
-        panic!("{msg}");
-    }
-    eprintln!("{msg}");
-    false
+    acres_ros::testing::require_private_netns("LINK TEST")
 }
 
 /// The repository's root.
@@ -39,42 +31,12 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repo root")
 }
 
-/// A child process killed (SIGKILL) and reaped on drop.
-pub struct Proc {
-    /// The child.
-    pub child: Child,
-    /// Its name.
-    pub name: &'static str,
-}
-
-impl Proc {
-    /// Sends a signal (`-KILL`, `-STOP`, `-CONT`, `-INT`).
-    pub fn signal(&self, sig: &str) {
-        let _ = Command::new("kill").args([sig, &self.child.id().to_string()]).status();
-    }
-    /// Waits for the exit code up to `timeout`.
-    pub fn wait(&mut self, timeout: Duration) -> Option<i32> {
-        poll(timeout, || self.child.try_wait().ok().flatten().map(|s| s.code().unwrap_or(-1)))
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A binary of the workspace (built by `cargo build` / `tools/test.sh`).
 pub fn bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test exe");
-    let p = exe.parent().and_then(Path::parent).expect("target dir").join(name);
-    assert!(
-        p.exists(),
-        "{} is not built: cargo build -p acres_core -p acres_vehicle -p acres-harness first",
-        p.display()
-    );
-    p
+    acres_ros::testing::workspace_bin(
+        name,
+        "cargo build -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness",
+    )
 }
 
 fn ros_env(cmd: &mut Command) {
@@ -194,20 +156,6 @@ impl Stack {
 /// `acres-harness validate FOLDER` succeeds.
 pub fn validates(folder: &Path) -> bool {
     Command::new(bin("acres-harness")).arg("validate").arg(folder).status().is_ok_and(|s| s.success())
-}
-
-/// Polls `f` every 2 ms until it returns `Some`, up to `timeout`.
-pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 /// Wall seconds since the epoch.

@@ -9,8 +9,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use acres_msgs::acres_interfaces::{Heartbeat, Observation, SkillEvent, SkillGoal};
 use acres_msgs::geometry_msgs::Twist;
@@ -18,21 +18,12 @@ use acres_ros::action::SkillActionClient;
 use acres_ros::env::{DiscoveryRange, RosEnv};
 use acres_ros::{qos, Pub, RosArgs, RosNode, Sub};
 
-/// True when this process is in a private network namespace with only `lo`. Otherwise prints
-/// why the test is skipped, or panics under `ACRES_REQUIRE_NETNS=1`.
+pub use acres_ros::testing::{poll, Proc};
+
+/// True when this process is in a private network namespace with only `lo`; otherwise the
+/// test is skipped loudly (a failure under `ACRES_REQUIRE_NETNS=1`).
 pub fn in_private_netns() -> bool {
-    if acres_ros::env::in_loopback_only_netns() {
-        return true;
-    }
-    let ifaces = acres_ros::env::namespace_interfaces();
-    let msg = format!(
-        "\n!!!! DDS TEST SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test ...'\n"
-    );
-    if std::env::var("ACRES_REQUIRE_NETNS").as_deref() == Ok("1") {
-        panic!("{msg}");
-    }
-    eprintln!("{msg}");
-    false
+    acres_ros::testing::require_private_netns("DDS TEST")
 }
 
 /// The repository's root.
@@ -45,52 +36,8 @@ pub fn scenario(name: &str) -> String {
     repo().join("scenarios").join(format!("{name}.json")).display().to_string()
 }
 
-/// A child process killed (SIGKILL) and reaped on drop.
-pub struct Proc {
-    /// The child.
-    pub child: Child,
-    /// Its name, for messages.
-    pub name: &'static str,
-}
-
-impl Proc {
-    /// Sends SIGKILL now.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-    /// Sends SIGINT and waits for the exit code, up to `timeout`.
-    pub fn interrupt(&mut self, timeout: Duration) -> Option<i32> {
-        self.signal("-INT", timeout)
-    }
-
-    /// Sends a signal (`-INT`, `-TERM`) and waits for the exit code, up to `timeout`.
-    pub fn signal(&mut self, sig: &str, timeout: Duration) -> Option<i32> {
-        let _ = Command::new("kill").args([sig, &self.child.id().to_string()]).status();
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return st.code();
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 fn bin(name: &str) -> PathBuf {
-    // target/<profile>/deps/<test> → target/<profile>/<name>
-    let exe = std::env::current_exe().expect("test exe");
-    let dir = exe.parent().and_then(Path::parent).expect("target dir");
-    let p = dir.join(name);
-    assert!(p.exists(), "{} is not built: cargo build -p acres_core -p acres_vehicle first", p.display());
-    p
+    acres_ros::testing::workspace_bin(name, "cargo build -p acres_core -p acres_vehicle")
 }
 
 fn spawn(name: &'static str, exe: &str, domain: u16, params: &[String]) -> Proc {
@@ -125,20 +72,6 @@ pub fn vehicle_node(domain: u16, scenario: &str, extra: &[&str]) -> Proc {
     let mut p = vec![format!("scenario:={scenario}"), "use_sim_time:=true".into()];
     p.extend(extra.iter().map(|s| s.to_string()));
     spawn("vehicle", env!("CARGO_BIN_EXE_acres_vehicle_node"), domain, &p)
-}
-
-/// Polls `f` every 2 ms until it returns `Some`, up to `timeout`.
-pub fn poll<T>(timeout: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        if Instant::now() >= deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 /// The test's own node: the action client, the vehicle's topics, heartbeats.
