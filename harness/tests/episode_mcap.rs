@@ -244,6 +244,21 @@ fn a_run_killed_with_sigkill_leaves_recordings_the_readers_recover_up_to_the_kil
         assert!(count(ep, topic) > 0, "{topic}: {ep}");
     }
     assert!(count(&reports[1], "/acres/observation") > 0);
+    // The viewer reads the same .part file up to the same chunk: objects each second, returns
+    // each half second.
+    let w = acres_harness::viewer::episode::read(&folder.join("episode.mcap.part")).unwrap();
+    let last_s = reports[0]["last_log_time_ns"].as_u64().unwrap() as f64 * 1e-9;
+    assert!(!w.finished && w.returns_from == "/scan", "{} {}", w.file, w.returns_from);
+    let last_objects = w.objects.last().map_or(0.0, |o| o.t_s);
+    assert!(
+        last_objects <= last_s && last_objects >= last_s - 1.5,
+        "objects to {last_objects} s of {last_s} s"
+    );
+    let last_returns = w.returns.last().map_or(0.0, |r| r.t_s);
+    assert!(
+        last_returns <= last_s && last_returns >= last_s - 1.0,
+        "returns to {last_returns} s of {last_s} s"
+    );
 }
 
 #[test]
