@@ -12,6 +12,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use acres_harness::video::draw::Drawer;
+use acres_harness::video::WorldChoice;
+use acres_harness::viewer::episode::Cache;
 use acres_harness::viewer::loaded::load;
 use acres_harness::viewer::source::WorldView;
 
@@ -32,8 +34,16 @@ fn main() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let run = std::fs::read_dir(tmp.join("runs")).unwrap().flatten().next().unwrap().path();
 
-    // Drawing only, one thread.
-    let loaded = load(&run, &root.join("scenarios/maps")).expect("the run loads");
+    // Drawing only, one thread (the world with the recording's objects and returns).
+    let t0 = Instant::now();
+    let loaded = load(&run, &root.join("scenarios/maps"), WorldChoice::Auto, &Cache::default())
+        .expect("the run loads");
+    println!(
+        "video: loading the run with its episode.mcap: {:.2} s ({} sets of objects, {} scans of returns)",
+        t0.elapsed().as_secs_f64(),
+        loaded.world.objects.len(),
+        loaded.world.returns.len()
+    );
     let end_s = loaded.timeline.t_end_s;
     let mut d = Drawer::new(&loaded, WorldView::Chase, true);
     let n = 120;

@@ -13,7 +13,8 @@ log time equal to publish time.
 
 `recover` reads the file as a stream (no summary: a killed writer wrote none) with the `mcap`
 package until the cut, decoding each message with `mcap-ros2-support` and with `rosbags`' type
-store (its rosbag2 reader needs the summary a killed file does not have).
+store (its rosbag2 reader needs the summary a killed file does not have); it reports the last
+log time and the bytes of the messages recovered.
 
 Prints one JSON object per file on stdout; exits 1 with the reason on stderr on any mismatch.
 """
@@ -115,6 +116,7 @@ def recover(path):
     schemas, channels = {}, {}
     counts = collections.Counter()
     last_ns = 0
+    data_bytes = 0
     decoders = {}
     header_profile = None
     stopped = None
@@ -136,6 +138,7 @@ def recover(path):
                     decoders[ch.id](record.data)
                     raw_messages.append((schema.name, record.data))
                     counts[ch.topic] += 1
+                    data_bytes += len(record.data)
                     last_ns = max(last_ns, record.log_time)
         except (McapError, EOFError, ValueError) as e:
             stopped = f"{type(e).__name__}: {e}"
@@ -148,6 +151,7 @@ def recover(path):
         "messages": sum(counts.values()),
         "topics": dict(counts),
         "last_log_time_ns": last_ns,
+        "data_bytes": data_bytes,
         "rosbags_messages": len(raw_messages),
         "stopped": stopped,
     }

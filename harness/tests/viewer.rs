@@ -1,7 +1,10 @@
 //! The viewer and the video end to end, through the binary: a real run made by the harness,
 //! the viewer served on 127.0.0.1 and asked with raw TCP requests (paths out of the served
 //! folder are refused), and a real MP4 made by the system's ffmpeg, checked with ffprobe against
-//! the duration computed here from the run's rows.
+//! the duration computed here from the run's rows (whole, and `--from`/`--to`). The World of a
+//! recorded run has the objects and LiDAR returns of its `episode.mcap` (in the API and in the
+//! pixels of the picture the video draws); `--world bag` refuses a folder without one; the video
+//! frame's timeline spans `--from` to `--to`.
 //!
 //! The video test needs `ffmpeg` and `ffprobe`; it is skipped (with a message) when they are
 //! missing, unless `ACRES_REQUIRE_TOOLS=1` (set by `tools/test.sh`, which installs them).
@@ -13,6 +16,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use acres_harness::runlog::Row;
+use acres_harness::video::draw::{cursor_x, Drawer, TIMELINE_LEFT_PX, TIMELINE_RIGHT_PX, WIDTH_PX};
+use acres_harness::video::WorldChoice;
+use acres_harness::viewer::episode::Cache;
+use acres_harness::viewer::loaded::{load, Loaded};
+use acres_harness::viewer::source::WorldView;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -168,11 +176,11 @@ fn have(tool: &str) -> bool {
 }
 
 /// The video's length computed from the rows: the think windows (request to reply plus 2 s),
-/// merged, at the think speed, the rest at the speed.
-fn expected_duration_s(run: &Path, speed: f64, think_speed: f64) -> f64 {
+/// merged, at the think speed, the rest at the speed; from `from` to `to` (default the end).
+fn expected_duration_s(run: &Path, speed: f64, think_speed: f64, range: Option<(f64, f64)>) -> f64 {
     let text = std::fs::read_to_string(run.join("run.jsonl")).unwrap();
     let rows: Vec<Row> = text.lines().map(|l| Row::decode(l).unwrap()).collect();
-    let end = rows.last().unwrap().t();
+    let (from, end) = range.unwrap_or((0.0, rows.last().unwrap().t()));
     let mut w: Vec<(f64, f64)> = Vec::new();
     let mut sent = std::collections::BTreeMap::new();
     for r in &rows {
@@ -187,13 +195,13 @@ fn expected_duration_s(run: &Path, speed: f64, think_speed: f64) -> f64 {
     let mut think = 0.0;
     let mut covered_to = f64::NEG_INFINITY;
     for (a, b) in w {
-        let (a, b) = (a.max(covered_to), b.min(end));
+        let (a, b) = (a.max(covered_to).max(from), b.min(end));
         if b > a {
             think += b - a;
             covered_to = b;
         }
     }
-    (end - think) / speed + think / think_speed
+    (end - from - think) / speed + think / think_speed
 }
 
 #[test]
@@ -224,7 +232,7 @@ fn video_of_a_shipped_run_has_the_size_fps_duration_and_place_error_asked() {
     let st = &p["streams"][0];
     assert_eq!((st["width"].as_u64(), st["height"].as_u64()), (Some(1920), Some(1080)));
     assert_eq!(st["r_frame_rate"], "10/1");
-    let expected_s = expected_duration_s(&run, 12.0, 1.0);
+    let expected_s = expected_duration_s(&run, 12.0, 1.0, None);
     let frames: f64 = st["nb_read_frames"].as_str().unwrap().parse().unwrap();
     assert_eq!(frames, (expected_s * fps - 1e-9).ceil(), "frames for {expected_s:.3} s at {fps} fps");
     let duration_s: f64 = p["format"]["duration"].as_str().unwrap().parse().unwrap();
@@ -250,6 +258,129 @@ fn video_of_a_shipped_run_has_the_size_fps_duration_and_place_error_asked() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no packaged game"));
+
+    // --from/--to: the length of that part of the clock.
+    let part = tmp.0.join("part.mp4");
+    let o = harness()
+        .arg("video")
+        .arg(&run)
+        .arg("--out")
+        .arg(&part)
+        .args(["--fps", "5", "--from", "20", "--to", "80", "--world", "bag"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.0.join("part.json")).unwrap()).unwrap();
+    let expected_s = expected_duration_s(&run, 12.0, 1.0, Some((20.0, 80.0)));
+    assert_eq!(report["frames"].as_f64(), Some((expected_s * 5.0 - 1e-9).ceil()), "{report}");
+    assert_eq!((report["from_s"].as_f64(), report["to_s"].as_f64()), (Some(20.0), Some(80.0)));
+    assert_eq!(report["world"], "bag");
+    assert!(report["place_error"]["max_m"].as_f64().unwrap() < vehicle_length_m);
+}
+
+/// The pixels of `rgb` in a pixmap, give or take the blending of anti-aliased edges (30 a
+/// channel).
+fn count_rgb(pix: &tiny_skia::Pixmap, rgb: [u8; 3]) -> usize {
+    let near = |p: &[u8]| p.iter().zip(rgb).all(|(a, b)| a.abs_diff(b) <= 30);
+    pix.data().chunks_exact(4).filter(|p| near(&p[..3])).count()
+}
+
+/// The picture code's colours of LiDAR returns and objects (`picture::canvas::palette`).
+const RETURNS_RGB: [u8; 3] = [205, 0, 205];
+const OBJECT_RGB: [u8; 3] = [105, 35, 165];
+
+fn loaded(run: &Path, world: WorldChoice) -> Result<Loaded, String> {
+    load(run, &root().join("scenarios/maps"), world, &Cache::default())
+}
+
+#[test]
+fn the_world_of_a_recorded_run_draws_its_objects_and_lidar_returns_and_bag_needs_a_recording() {
+    let tmp = TempDir::new("episode-world");
+    let runs = tmp.0.join("runs");
+    let run = make_run(&runs, "scenarios/t2_06_truck_on_the_lane.json");
+    let l = loaded(&run, WorldChoice::Bag).unwrap();
+    let w = &l.world;
+    assert_eq!(w.source, "run.jsonl + episode.mcap");
+    assert!(w.missing.is_empty(), "{:?}", w.missing);
+    // The objects each second (an empty set too), the truck once it is placed.
+    assert!(w.objects.len() as f64 >= l.timeline.t_end_s - 1.0, "{} sets of objects", w.objects.len());
+    let with_truck = w.objects.iter().find(|o| o.objects.iter().any(|b| b.kind == "truck")).expect("a truck");
+    let truck = with_truck.objects.iter().find(|b| b.kind == "truck").unwrap().clone();
+    let near = |p: &[f64; 2]| (p[0] - truck.at[0]).hypot(p[1] - truck.at[1]) <= truck.length_m / 2.0 + 0.5;
+    let seen = w.returns.iter().find(|r| r.points.iter().any(near)).expect("returns on the truck");
+    // Its picture (chase view, the video's world) has magenta returns and the purple object.
+    let scene = w.scene_at(&l.map, &l.timeline, seen.t_s, WorldView::Chase);
+    assert!(!scene.objects.is_empty() && !scene.returns.is_empty());
+    // The picture code draws the objects (half transparent) over the returns, which lie on
+    // them: each is counted on a picture of its own.
+    let (mut only_returns, mut only_objects) = (scene.clone(), scene.clone());
+    only_returns.objects.clear();
+    only_objects.returns.clear();
+    let returns_px = count_rgb(acres_harness::picture::draw(&only_returns).pixmap(), RETURNS_RGB);
+    let objects_px = count_rgb(acres_harness::picture::draw(&only_objects).pixmap(), OBJECT_RGB);
+    // The run log alone draws neither (only the legend's samples have these colours).
+    let plain = loaded(&run, WorldChoice::None).unwrap();
+    let bare =
+        acres_harness::picture::draw(&plain.world.scene_at(&l.map, &l.timeline, seen.t_s, WorldView::Chase));
+    let (returns_0, objects_0) =
+        (count_rgb(bare.pixmap(), RETURNS_RGB), count_rgb(bare.pixmap(), OBJECT_RGB));
+    assert!(returns_px > returns_0 + 10, "returns drawn: {returns_px} pixels against {returns_0}");
+    assert!(objects_px > objects_0 + 20, "the object drawn: {objects_px} pixels against {objects_0}");
+
+    // The viewer's API gives them to the page.
+    let name = run.file_name().unwrap().to_string_lossy().to_string();
+    let (_g, addr) = start_view(&[runs.to_str().unwrap(), "--world", "bag"]);
+    let (s, body) = raw(&addr, &format!("/api/run?run={name}"));
+    assert_eq!(s, 200);
+    let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(v["world"]["source"], "run.jsonl + episode.mcap");
+    assert_eq!(v["world"]["objects"].as_array().unwrap().len(), w.objects.len());
+    assert_eq!(v["world"]["returns"].as_array().unwrap().len(), w.returns.len());
+
+    // A folder without a recording: bag refuses it (view, video, the API), auto says so.
+    let bare = runs.join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    std::fs::copy(run.join("run.jsonl"), bare.join("run.jsonl")).unwrap();
+    let o = harness().args(["view", "--world", "bag"]).arg(&bare).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has no episode.mcap"), "{o:?}");
+    let o = harness()
+        .arg("video")
+        .arg(&bare)
+        .args(["--world", "bag", "--out"])
+        .arg(tmp.0.join("never.mp4"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has no episode.mcap"), "{o:?}");
+    let (s, body) = raw(&addr, "/api/run?run=bare");
+    assert_eq!(s, 409);
+    assert!(String::from_utf8_lossy(&body).contains("has no episode.mcap"));
+    let auto = loaded(&bare, WorldChoice::Auto).unwrap();
+    assert_eq!(auto.world.source, "run.jsonl");
+    assert!(auto.world.objects.is_empty() && auto.world.missing[0].contains("no episode.mcap"));
+}
+
+#[test]
+fn the_video_frames_timeline_spans_from_to_to() {
+    let tmp = TempDir::new("timeline");
+    let run = make_run(&tmp.0.join("runs"), "scenarios/t1_01_one_field.json");
+    let l = loaded(&run, WorldChoice::Auto).unwrap();
+    let end = l.timeline.t_end_s;
+    let (from, to) = (end * 0.25, end * 0.75);
+    let (left, right) = (TIMELINE_LEFT_PX, WIDTH_PX as f32 - TIMELINE_RIGHT_PX);
+    let mut part = Drawer::new(&l, WorldView::Chase, true).range(from, to);
+    let mut whole = Drawer::new(&l, WorldView::Chase, true);
+    let x = |d: &mut Drawer, t: f64| cursor_x(&d.frame(t, 12.0, false).0).expect("a cursor") as f32;
+    for (t, want) in [(from, left), ((from + to) / 2.0, (left + right) / 2.0), (to, right)] {
+        let got = x(&mut part, t);
+        assert!((got - want).abs() <= 2.0, "t {t:.1} s: cursor at {got} px, expected {want} px");
+    }
+    // The whole run's timeline puts the same time a quarter of the way along.
+    let got = x(&mut whole, from);
+    let want = left + (right - left) * 0.25;
+    assert!((got - want).abs() <= 2.0, "whole run: cursor at {got} px, expected {want} px");
 }
 
 #[test]

@@ -1,7 +1,8 @@
 // The viewer in a real headless browser (Debian chromium, driven by playwright-core): a finished
-// run and a run in progress (--follow, rows written while the page is open). Checks each part's
-// content, scrubs the timeline with the mouse and the keys, saves screenshots under target/,
-// and asserts that ../ and absolute-path requests are refused.
+// run, a recorded run's World with the objects and LiDAR returns of its episode.mcap
+// (--world bag), and a run in progress (--follow, rows written while the page is open). Checks
+// each part's content, scrubs the timeline with the mouse and the keys, saves screenshots under
+// target/, and asserts that ../ and absolute-path requests are refused.
 //
 //   node tests/browser/viewer.test.mjs [path/to/acres-harness]
 //
@@ -150,6 +151,50 @@ async function finishedRun(ctx, tmp) {
   await page.close();
 }
 
+/** Pixels of the World canvas within 30 of `rgb` on each channel. */
+function countRgb(page, rgb) {
+  return page.locator('#world-canvas').evaluate((cv, c) => {
+    const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data; let n = 0;
+    for (let i = 0; i < d.length; i += 4) if (Math.abs(d[i] - c[0]) <= 30 && Math.abs(d[i + 1] - c[1]) <= 30 && Math.abs(d[i + 2] - c[2]) <= 30) n++;
+    return n;
+  }, rgb);
+}
+
+async function recordedWorld(ctx, tmp) {
+  makeRun(path.join(tmp, 'rec'), 'scenarios/t2_06_truck_on_the_lane.json');
+  const url = await view([path.join(tmp, 'rec'), '--world', 'bag']);
+  const page = await ctx.newPage();
+  await page.goto(url);
+  await page.waitForSelector('#runs-table tbody tr');
+  await page.click('#runs-table tbody tr');
+  await page.waitForSelector('body[data-painted="run"]');
+  assert.match(await text(page, '#world-source'), /drawn from run\.jsonl \+ episode\.mcap/);
+  // The JSON the page draws from has the recording's objects and returns.
+  const first = await page.evaluate(() => {
+    const w = S.data.world;
+    const r = w.returns.find((x) => x.points.length > 0);
+    return { objects: w.objects.length, returns: w.returns.length, t: r ? r.t_s : null };
+  });
+  assert.ok(first.objects > 10 && first.returns > 10, 'objects and returns in /api/run: ' + JSON.stringify(first));
+  assert.ok(first.t !== null, 'some scan has returns');
+  // At that time, in the chase view, the canvas draws them: magenta returns, the purple truck.
+  await page.selectOption('#world-view', 'chase');
+  await page.evaluate((t) => setT(t), first.t);
+  const drawn = await page.locator('#world-canvas').evaluate((cv) => [Number(cv.dataset.returns), Number(cv.dataset.objects)]);
+  assert.ok(drawn[0] > 0 && drawn[1] > 0, 'returns and objects drawn: ' + drawn);
+  const magenta = await countRgb(page, [205, 0, 205]), purple = await countRgb(page, [105, 35, 165]);
+  assert.ok(magenta > 5, 'the returns are on the canvas (' + magenta + ' magenta pixels)');
+  assert.ok(purple > 20, 'the truck is on the canvas (' + purple + ' purple pixels)');
+  assert.match(await text(page, '#world-state'), /objects 1 \(truck\)  LiDAR returns \d+/);
+  // Home scrubs back to the start.
+  await page.keyboard.press('Home');
+  assert.match(await text(page, '#world-state'), /world time 0\.0 s/);
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.evaluate((t) => setT(t), first.t);
+  await page.screenshot({ path: path.join(SHOTS, 'viewer-recording.png') });
+  await page.close();
+}
+
 async function runInProgress(ctx, tmp) {
   const done = makeRun(path.join(tmp, 'src'), 'scenarios/t2_06_truck_on_the_lane.json');
   const lines = fs.readFileSync(path.join(done, 'run.jsonl'), 'utf8').trimEnd().split('\n');
@@ -187,6 +232,8 @@ const { ctx, profile } = await browser();
 try {
   await finishedRun(ctx, tmp);
   console.log('ok: finished run (head, world, sees, does, timeline, scrub, keys, refusals)');
+  await recordedWorld(ctx, tmp);
+  console.log('ok: the recording\'s objects and LiDAR returns in the World (--world bag)');
   await runInProgress(ctx, tmp);
   console.log('ok: run in progress (--follow)');
   console.log('screenshots in ' + SHOTS);

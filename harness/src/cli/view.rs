@@ -75,7 +75,14 @@ pub fn start(
         return Err(Failure::input(format!("{}: no such folder", folder.display())));
     }
     let maps = maps.unwrap_or_else(|| maps_for(folder));
-    let v = Viewer::new(folder, maps, follow, world != WorldChoice::None)
+    if world == WorldChoice::Bag
+        && !follow
+        && folder.join(crate::runlog::RUN_FILE).is_file()
+        && crate::viewer::episode::episode_file(folder).is_none()
+    {
+        return Err(Failure::input(crate::viewer::loaded::no_recording(folder)));
+    }
+    let v = Viewer::new(folder, maps, follow, world)
         .map_err(|e| Failure::input(format!("{}: {e}", folder.display())))?;
     let addr = viewer::start(v, port)
         .map_err(|e| Failure::input(format!("cannot serve on 127.0.0.1:{port}: {e}")))?;

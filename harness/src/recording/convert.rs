@@ -21,7 +21,6 @@ use acres_msgs::nav_msgs::Odometry;
 use acres_msgs::sensor_msgs::{LaserScan, PointCloud2, PointField};
 use acres_msgs::std_msgs::Header;
 use acres_msgs::tf2_msgs::TFMessage;
-use acres_vehicle::scan::Scan;
 use acres_vehicle::Status;
 
 use crate::runlog::rows::{ModelErrorRow, ModelReplyRow, ModelSendRow, PlanCheckRow, ToolRow, WakeRow};
@@ -125,48 +124,64 @@ pub fn skill_event(e: &acres_vehicle::SkillEvent) -> SkillEvent {
     acres_vehicle::messages::event_msg(e, header(e.t_s, MAP_FRAME))
 }
 
-/// `/scan`: the scan function's 360 one-degree ranges, bin 0 forward, counter-clockwise, in the
-/// LiDAR's frame; +inf where a bin holds no return.
-pub fn laser_scan(t_s: f64, scan: &Scan, period_s: f64, max_range_m: f32) -> LaserScan {
+/// `/scan`: the scan function's 360 one-degree ranges (`Scan::ranges_m`), bin 0 forward,
+/// counter-clockwise, in the LiDAR's frame; +inf where a bin holds no return.
+pub fn laser_scan(t_s: f64, ranges_m: Vec<f32>, period_s: f64, max_range_m: f32) -> LaserScan {
     let step = std::f32::consts::PI / 180.0;
     LaserScan {
         header: header(t_s, LIDAR_FRAME),
         angle_min: 0.0,
-        angle_max: step * (scan.ranges_m.len() - 1) as f32,
+        angle_max: step * ranges_m.len().saturating_sub(1) as f32,
         angle_increment: step,
         time_increment: 0.0,
         scan_time: period_s as f32,
         range_min: 0.05,
         range_max: max_range_m,
-        ranges: scan.ranges_m.to_vec(),
+        ranges: ranges_m,
         intensities: Vec::new(),
     }
 }
 
-/// `/lidar/points`: one sweep's returns, `x, y, z, intensity` as float32 little-endian in the
-/// LiDAR's frame (16 bytes a point, one row).
-pub fn point_cloud(t_s: f64, points: &[[f32; 4]]) -> PointCloud2 {
+/// The bytes of one point of `/lidar/points`.
+pub const POINT_STEP_BYTES: usize = 16;
+
+/// A sweep's points as `/lidar/points` data: `x, y, z, intensity` as float32 little-endian,
+/// [`POINT_STEP_BYTES`] a point. One pass that the compiler turns into plain copies.
+pub fn point_bytes(points: &[[f32; 4]]) -> Vec<u8> {
+    let mut data = Vec::new();
+    point_bytes_into(points, &mut data);
+    data
+}
+
+/// [`point_bytes`] into a buffer that is reused (its contents are replaced).
+pub fn point_bytes_into(points: &[[f32; 4]], data: &mut Vec<u8>) {
+    data.clear();
+    data.resize(points.len() * POINT_STEP_BYTES, 0);
+    for (out, p) in data.chunks_exact_mut(POINT_STEP_BYTES).zip(points) {
+        for (o, v) in out.chunks_exact_mut(4).zip(p) {
+            o.copy_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// `/lidar/points`: one sweep's returns as [`point_bytes`] gives them, in the LiDAR's frame
+/// (one row, dense).
+pub fn point_cloud(t_s: f64, data: Vec<u8>) -> PointCloud2 {
     let field = |name: &str, offset: u32| PointField {
         name: name.into(),
         offset,
         datatype: PointField::FLOAT32,
         count: 1,
     };
-    let mut data = Vec::with_capacity(points.len() * 16);
-    for p in points {
-        for v in p {
-            data.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    let width = u32::try_from(points.len()).unwrap_or(u32::MAX);
+    let width = u32::try_from(data.len() / POINT_STEP_BYTES).unwrap_or(u32::MAX);
     PointCloud2 {
         header: header(t_s, LIDAR_FRAME),
         height: 1,
         width,
         fields: vec![field("x", 0), field("y", 4), field("z", 8), field("intensity", 12)],
         is_bigendian: false,
-        point_step: 16,
-        row_step: width.saturating_mul(16),
+        point_step: POINT_STEP_BYTES as u32,
+        row_step: width.saturating_mul(POINT_STEP_BYTES as u32),
         data,
         is_dense: true,
     }
@@ -250,6 +265,7 @@ pub fn plan_verdict(p: &PlanCheckRow) -> PlanVerdict {
 mod tests {
     use super::*;
     use acres_msgs::Message;
+    use acres_vehicle::scan::Scan;
 
     #[test]
     fn a_shield_hold_keeps_its_place_and_a_clear_way_is_infinite() {
@@ -280,7 +296,7 @@ mod tests {
     fn the_laser_scan_is_the_scan_functions_bins_counter_clockwise_from_forward() {
         let mut scan = Scan::default();
         scan.ranges_m[90] = 4.0;
-        let m = laser_scan(1.0, &scan, 0.1, 40.0);
+        let m = laser_scan(1.0, scan.ranges_m.to_vec(), 0.1, 40.0);
         assert_eq!(m.ranges.len(), 360);
         let bearing = m.angle_min + 90.0 * m.angle_increment;
         assert!((bearing - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
@@ -290,7 +306,7 @@ mod tests {
 
     #[test]
     fn a_point_cloud_holds_each_point_as_four_little_endian_floats() {
-        let m = point_cloud(2.0, &[[1.0, 2.0, 3.0, 0.8], [-1.0, 0.5, -2.2, 0.2]]);
+        let m = point_cloud(2.0, point_bytes(&[[1.0, 2.0, 3.0, 0.8], [-1.0, 0.5, -2.2, 0.2]]));
         assert_eq!((m.width, m.height, m.point_step, m.row_step, m.data.len()), (2, 1, 16, 32, 32));
         assert_eq!(&m.data[16..20], &(-1.0f32).to_le_bytes());
         let names: Vec<&str> = m.fields.iter().map(|f| f.name.as_str()).collect();

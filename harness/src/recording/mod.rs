@@ -8,34 +8,37 @@
 //! the world, so a recorded run's digest equals an unrecorded one's. Every message's log and
 //! publish time is its mission time in nanoseconds.
 //!
-//! - [`bag`]: one MCAP file (schemas, channels, QoS metadata, flushes, `.part` and rename).
+//! The loop's thread only takes a [`Shot`] of what it must read from the world (numbers, the
+//! status, the scan's ranges, a copy of the points when a cloud is due, the objects when they
+//! are due); one writer thread turns the shots into messages, encodes them (CDR), writes both
+//! files and compresses their chunks, overlapping the simulation.
+//!
+//! - [`bag`]: one MCAP file (schemas, channels, QoS metadata, chunk closing, `.part` and rename).
+//! - [`compose`]: the writer thread's side: shots, events and rows as messages of both files.
 //! - [`convert`]: state, events and rows as messages.
 //! - [`markers`]: the map and the objects as marker arrays.
-//! - [`sink`]: a bag on its own thread (compression overlaps the simulation).
+//! - [`sink`]: the writer thread, the batches handed to it and when.
 
 pub mod bag;
 pub mod check;
+pub mod compose;
 pub mod convert;
 pub mod markers;
 pub mod sink;
 
-use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
+use acres_core::objects::ObjectKind;
+use acres_farm::geom::Pose;
 use acres_farm::Map;
-use acres_msgs::acres_interfaces::{ModelCall, Observation, PlanVerdict, PlannerWake, SkillEvent, ToolCall};
-use acres_msgs::builtin_interfaces::Time;
-use acres_msgs::nav_msgs::Odometry;
-use acres_msgs::rosgraph_msgs::Clock;
-use acres_msgs::sensor_msgs::{LaserScan, PointCloud2};
-use acres_msgs::tf2_msgs::TFMessage;
-use acres_msgs::visualization_msgs::MarkerArray;
-use acres_msgs::Message;
+use acres_vehicle::Status;
 
-use self::bag::{time_ns, Bag, BagError, Qos};
+use self::bag::{Bag, BagError};
+use self::compose::Files;
 use self::sink::Sink;
-use crate::runlog::rows::{ModelSendRow, Row};
-use crate::world::WorldPort;
+use crate::runlog::rows::Row;
+use crate::world::{VehicleView, WorldPort};
 
 /// The episode file's name in a run folder.
 pub const EPISODE_FILE: &str = "episode.mcap";
@@ -67,91 +70,82 @@ pub const POINTS_EVERY_SWEEPS: u64 = 5;
 /// `/acres/objects` is written this often, s of mission time (and at t = 0).
 pub const OBJECTS_EVERY_S: f64 = 1.0;
 
-/// The channels of the episode file.
-#[derive(Debug, Clone, Copy)]
-struct EpisodeChannels {
-    clock: u16,
-    tf: u16,
-    odom: u16,
-    points: u16,
-    scan: u16,
-    objects: u16,
-    observation: u16,
-    events: u16,
-    wake: u16,
-    model_call: u16,
-    tool_call: u16,
-    plan_verdict: u16,
+/// Point buffers handed back by the writer thread for the next clouds (a fresh 70 kB buffer a
+/// cloud costs the loop its page faults).
+#[derive(Debug, Clone, Default)]
+pub struct PointBuffers(Arc<Mutex<Vec<Vec<u8>>>>);
+
+impl PointBuffers {
+    /// Buffers kept at most.
+    const KEEP: usize = 8;
+
+    /// A buffer to fill (a kept one, else a new one).
+    pub fn take(&self) -> Vec<u8> {
+        self.0.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default()
+    }
+
+    /// Hands a buffer back.
+    pub fn give(&self, buf: Vec<u8>) {
+        if let Ok(mut v) = self.0.lock() {
+            if v.len() < Self::KEEP {
+                v.push(buf);
+            }
+        }
+    }
 }
 
-/// The channels of the interface file.
-#[derive(Debug, Clone, Copy)]
-struct InterfaceChannels {
-    clock: u16,
-    observation: u16,
-    events: u16,
+/// What the recorder reads from the world after one control step: enough for every message of
+/// the step, taken on the loop's thread and turned into messages on the writer thread.
+#[derive(Debug, Clone)]
+pub struct Shot {
+    /// The vehicle (mission time, pose, speed, odometry).
+    pub vehicle: VehicleView,
+    /// The skill server's status.
+    pub status: Status,
+    /// The obstacle distance ahead, m.
+    pub ahead_m: f64,
+    /// The loop's fuel energy estimate, MJ.
+    pub energy_estimate_mj: f64,
+    /// The scan function's ranges when the LiDAR swept in this step, m.
+    pub scan_ranges_m: Option<Vec<f32>>,
+    /// The sweep as `/lidar/points` data when a cloud is due ([`convert::point_bytes`]).
+    pub points: Option<Vec<u8>>,
+    /// The objects (simulator truth) when they are due: id, kind, pose.
+    pub objects: Option<Vec<(u32, ObjectKind, Pose)>>,
+}
+
+/// What the loop hands to the writer thread, in the order of the run.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // a step is nearly every item: no box for it
+pub enum Item {
+    /// The world after a control step.
+    Step(Shot),
+    /// An event of the skill server (both files).
+    Event(acres_vehicle::SkillEvent),
+    /// A row of the planner's timeline: wake, model_send, model_reply, model_error, tool,
+    /// plan_check.
+    Row(Box<Row>),
 }
 
 /// Writes both recordings of one run.
 #[derive(Debug)]
 pub struct Recorder {
-    episode: Sink,
-    interface: Sink,
-    ep: EpisodeChannels,
-    itf: InterfaceChannels,
+    sink: Sink,
+    buffers: PointBuffers,
     sweeps: u64,
     next_objects_s: f64,
-    lidar_range_m: f32,
-    sweep_period_s: f64,
-    sends: BTreeMap<u64, ModelSendRow>,
 }
 
 impl Recorder {
     /// Creates `episode.mcap.part` and `episode.interface.mcap.part` in `folder` and records
     /// the start: the static transforms, the map, and the world at t = 0.
     pub fn create(folder: &Path, map: &Map, world: &dyn WorldPort) -> Result<Recorder, BagError> {
-        let mut episode = Bag::create(&folder.join(EPISODE_FILE))?;
-        let mut interface = Bag::create(&folder.join(INTERFACE_FILE))?;
-        let tf_static = episode.channel::<TFMessage>("/tf_static", Qos::LATCHED)?;
-        let map_ch = episode.channel::<MarkerArray>("/acres/map", Qos::LATCHED)?;
-        let ep = EpisodeChannels {
-            clock: episode
-                .channel::<Clock>("/clock", Qos { depth: 1, reliable: false, transient_local: false })?,
-            tf: episode.channel::<TFMessage>("/tf", Qos::reliable(100))?,
-            odom: episode.channel::<Odometry>("/odom", Qos::reliable(10))?,
-            points: episode.channel::<PointCloud2>("/lidar/points", Qos::SENSOR)?,
-            scan: episode.channel::<LaserScan>("/scan", Qos::SENSOR)?,
-            objects: episode.channel::<MarkerArray>("/acres/objects", Qos::reliable(10))?,
-            observation: episode.channel::<Observation>("/acres/observation", Qos::reliable(10))?,
-            events: episode.channel::<SkillEvent>("/acres/events", Qos::reliable(100))?,
-            wake: episode.channel::<PlannerWake>("/acres/planner/wake", Qos::reliable(100))?,
-            model_call: episode.channel::<ModelCall>("/acres/planner/model_call", Qos::reliable(100))?,
-            tool_call: episode.channel::<ToolCall>("/acres/planner/tool_call", Qos::reliable(100))?,
-            plan_verdict: episode
-                .channel::<PlanVerdict>("/acres/planner/plan_verdict", Qos::reliable(100))?,
-        };
-        let itf = InterfaceChannels {
-            clock: interface.channel::<Clock>(
-                "/acres/clock",
-                Qos { depth: 1, reliable: false, transient_local: false },
-            )?,
-            observation: interface.channel::<Observation>("/acres/observation", Qos::reliable(10))?,
-            events: interface.channel::<SkillEvent>("/acres/events", Qos::reliable(100))?,
-        };
+        let episode = Bag::create(&folder.join(EPISODE_FILE))?;
+        let interface = Bag::create(&folder.join(INTERFACE_FILE))?;
+        let buffers = PointBuffers::default();
         let lidar = world.lidar().unwrap_or_default();
-        episode.write(tf_static, 0, &convert::tf_static(lidar.mount_forward_m, lidar.mount_height_m))?;
-        episode.write(map_ch, 0, &markers::map_markers(map))?;
-        let mut rec = Recorder {
-            episode: Sink::spawn(episode),
-            interface: Sink::spawn(interface),
-            ep,
-            itf,
-            sweeps: 0,
-            next_objects_s: 0.0,
-            lidar_range_m: lidar.max_range_m as f32,
-            sweep_period_s: if lidar.rate_hz > 0.0 { 1.0 / lidar.rate_hz } else { 0.0 },
-            sends: BTreeMap::new(),
-        };
+        let files = Files::create(episode, interface, map, lidar, buffers.clone())?;
+        let mut rec = Recorder { sink: Sink::spawn(files), buffers, sweeps: 0, next_objects_s: 0.0 };
         rec.on_step(world, 0.0, false)?;
         Ok(rec)
     }
@@ -165,74 +159,60 @@ impl Recorder {
         energy_estimate_mj: f64,
         swept: bool,
     ) -> Result<(), BagError> {
-        let v = world.vehicle();
-        let t_ns = time_ns(v.t_s);
-        let clock = Clock { clock: Time::from_secs_f64(v.t_s) };
-        self.episode.write(self.ep.clock, t_ns, &clock)?;
-        self.interface.write(self.itf.clock, t_ns, &clock)?;
-        self.episode.write(self.ep.tf, t_ns, &convert::tf(&v))?;
-        self.episode.write(self.ep.odom, t_ns, &convert::odometry(&v))?;
-        let obs = convert::observation(&v, &world.status(), world.ahead_m(), energy_estimate_mj);
-        let bytes = obs.encode();
-        self.episode.write_bytes(self.ep.observation, t_ns, bytes.clone())?;
-        self.interface.write_bytes(self.itf.observation, t_ns, bytes)?;
+        let vehicle = world.vehicle();
+        let (mut scan_ranges_m, mut points, mut objects) = (None, None, None);
         if swept {
-            if let Some(scan) = world.scan() {
-                let msg = convert::laser_scan(v.t_s, scan, self.sweep_period_s, self.lidar_range_m);
-                self.episode.write(self.ep.scan, t_ns, &msg)?;
-            }
+            scan_ranges_m = world.scan().map(|s| s.ranges_m.to_vec());
             if self.sweeps.is_multiple_of(POINTS_EVERY_SWEEPS) {
-                if let Some(points) = world.sweep_points() {
-                    self.episode.write(self.ep.points, t_ns, &convert::point_cloud(v.t_s, points))?;
-                }
+                points = world.sweep_points().map(|p| {
+                    let mut buf = self.buffers.take();
+                    convert::point_bytes_into(p, &mut buf);
+                    buf
+                });
             }
             self.sweeps += 1;
         }
-        if v.t_s + 1e-9 >= self.next_objects_s {
+        if vehicle.t_s + 1e-9 >= self.next_objects_s {
             self.next_objects_s += OBJECTS_EVERY_S;
-            if let Some(truth) = world.truth() {
-                self.episode.write(self.ep.objects, t_ns, &markers::object_markers(v.t_s, &truth.objects))?;
-            }
+            objects = world.truth().map(|t| t.objects);
         }
-        Ok(())
+        let shot = Shot {
+            vehicle,
+            status: world.status(),
+            ahead_m: world.ahead_m(),
+            energy_estimate_mj,
+            scan_ranges_m,
+            points,
+            objects,
+        };
+        self.sink.push(Item::Step(shot))
     }
 
     /// Records one event of the skill server (both files).
     pub fn on_event(&mut self, e: &acres_vehicle::SkillEvent) -> Result<(), BagError> {
-        let t_ns = time_ns(e.t_s);
-        let bytes = convert::skill_event(e).encode();
-        self.episode.write_bytes(self.ep.events, t_ns, bytes.clone())?;
-        self.interface.write_bytes(self.itf.events, t_ns, bytes)
+        self.sink.push(Item::Event(e.clone()))
     }
 
     /// Records the planner's timeline from the run rows: wake-ups, model calls (when the reply
-    /// or the error comes, with the request's time), tool calls and plan verdicts.
+    /// or the error comes, with the request's time), tool calls and plan verdicts. Such a row
+    /// hands what waits to the writer thread at once: the loop may wait for a model after it.
     pub fn on_row(&mut self, row: &Row) -> Result<(), BagError> {
-        let t_ns = time_ns(row.t());
         match row {
-            Row::Wake(w) => self.episode.write(self.ep.wake, t_ns, &convert::planner_wake(w)),
-            Row::ModelSend(s) => {
-                self.sends.insert(s.call, s.clone());
-                Ok(())
+            Row::Wake(_)
+            | Row::ModelSend(_)
+            | Row::ModelReply(_)
+            | Row::ModelError(_)
+            | Row::Tool(_)
+            | Row::PlanCheck(_) => {
+                self.sink.push(Item::Row(Box::new(row.clone())))?;
+                self.sink.send()
             }
-            Row::ModelReply(r) => {
-                let msg = convert::model_call_reply(self.sends.remove(&r.call).as_ref(), r);
-                self.episode.write(self.ep.model_call, t_ns, &msg)
-            }
-            Row::ModelError(e) => {
-                let msg = convert::model_call_error(self.sends.remove(&e.call).as_ref(), e);
-                self.episode.write(self.ep.model_call, t_ns, &msg)
-            }
-            Row::Tool(t) => self.episode.write(self.ep.tool_call, t_ns, &convert::tool_call(t)),
-            Row::PlanCheck(p) => self.episode.write(self.ep.plan_verdict, t_ns, &convert::plan_verdict(p)),
             _ => Ok(()),
         }
     }
 
     /// Writes both summaries and renames both files to their final names.
     pub fn finish(self) -> Result<(), BagError> {
-        self.episode.finish()?;
-        self.interface.finish()?;
-        Ok(())
+        self.sink.finish()
     }
 }

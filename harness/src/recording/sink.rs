@@ -1,102 +1,121 @@
-//! A [`Bag`] on a thread of its own: the loop encodes each message (CDR, on the loop's thread,
-//! from the state it reads) and hands the bytes over a bounded channel; the thread writes them,
-//! compresses the chunks and flushes them. Compression, the most costly part of recording,
-//! then overlaps the simulation instead of adding to it.
+//! The recorder's writer thread: the loop pushes [`Item`]s (cheap shots of the world, events,
+//! rows) and hands them over in batches over a bounded channel; the thread makes the messages,
+//! encodes them, writes both files and compresses their chunks ([`Files`]). The encoding and
+//! the compression, nearly all of the recording's cost, then overlap the simulation.
 //!
-//! Messages go over in batches of up to [`BATCH_MESSAGES`] (one hand-over per message would cost
-//! more than the writing), and a batch goes over at the latest with the first message of each
-//! flush period ([`FLUSH_EVERY_S`]), which makes the writer flush what came before it: a killed
-//! run that the writer kept up with (a paced run) loses what one thread would, at most one
-//! period.
-//! Messages are written in the order they are sent, so the file is the same as one written on
-//! the loop's thread. The channel holds at most [`QUEUE_BATCHES`] batches: when the writer falls
-//! behind, the loop waits (the recording never drops a message).
+//! A batch goes over when it holds [`BATCH_ITEMS`] items, when [`SEND_EVERY_S`] of wall time
+//! has passed since the last hand-over (checked at each push), or at once when the loop asks
+//! ([`Sink::send`]: after a planner row, before the loop may wait for a model). At most
+//! [`QUEUE_BATCHES`] batches wait for the thread: when it falls behind, the loop waits (the
+//! recording never drops a message). The thread closes the open chunks when no batch has come
+//! for [`IDLE_FLUSH_S`] (the world waits for a model, or the run is paced slowly).
+//!
+//! So a process killed mid-run loses, besides the open chunk (see [`super::bag`]), at most
+//! the batch being filled ([`BATCH_ITEMS`] items or [`SEND_EVERY_S`] of wall time) and the
+//! [`QUEUE_BATCHES`] batches waiting.
 
-use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::{sync_channel, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use acres_msgs::Message;
+use super::bag::BagError;
+use super::compose::Files;
+use super::Item;
 
-use super::bag::{time_ns, Bag, BagError, FLUSH_EVERY_S};
-
-/// Messages in one hand-over to the writer thread at most.
-pub const BATCH_MESSAGES: usize = 256;
+/// Items in one hand-over at most (one item a control step: 64 are 3.2 s of mission time).
+pub const BATCH_ITEMS: usize = 64;
 /// Batches waiting for the writer thread at most.
-pub const QUEUE_BATCHES: usize = 16;
-
-/// One message: channel, mission time (ns), CDR bytes.
-type Item = (u16, u64, Vec<u8>);
+pub const QUEUE_BATCHES: usize = 2;
+/// Wall time after which the batch being filled is handed over at its next push, s.
+pub const SEND_EVERY_S: f64 = 0.02;
+/// Wall time without a new batch after which the thread closes the open chunks, s.
+pub const IDLE_FLUSH_S: f64 = 1.0;
 
 enum Cmd {
-    /// Messages in order.
+    /// Items in order.
     Batch(Vec<Item>),
-    /// Write the summary and rename the file.
+    /// Write the summaries and rename the files.
     Finish,
 }
 
-/// A bag written by its own thread.
+/// Both files, written by their own thread.
 #[derive(Debug)]
 pub struct Sink {
     tx: Option<SyncSender<Cmd>>,
     batch: Vec<Item>,
-    /// The batch is sent before a message at or after this mission time, ns.
-    period_end_ns: u64,
-    thread: Option<JoinHandle<Result<Option<PathBuf>, BagError>>>,
+    last_send: Instant,
+    thread: Option<JoinHandle<Result<bool, BagError>>>,
 }
 
 impl Sink {
-    /// Moves `bag` (its channels added) to a new writer thread.
-    pub fn spawn(bag: Bag) -> Sink {
+    /// Moves `files` (their channels added) to a new writer thread.
+    pub fn spawn(files: Files) -> Sink {
         let (tx, rx) = sync_channel::<Cmd>(QUEUE_BATCHES);
         let thread = std::thread::Builder::new()
             .name("acres-recording".into())
             .spawn(move || {
-                let mut bag = bag;
-                for cmd in rx {
+                let mut files = files;
+                let idle = Duration::from_secs_f64(IDLE_FLUSH_S);
+                // True while messages are in open chunks.
+                let mut open = false;
+                loop {
+                    let cmd = if open {
+                        match rx.recv_timeout(idle) {
+                            Ok(cmd) => cmd,
+                            Err(RecvTimeoutError::Timeout) => {
+                                files.flush()?;
+                                open = false;
+                                continue;
+                            }
+                            Err(RecvTimeoutError::Disconnected) => break,
+                        }
+                    } else {
+                        match rx.recv() {
+                            Ok(cmd) => cmd,
+                            Err(_) => break,
+                        }
+                    };
                     match cmd {
                         Cmd::Batch(items) => {
-                            for (ch, t_ns, data) in items {
-                                bag.write_bytes(ch, t_ns, &data)?;
+                            for item in items {
+                                files.write(item)?;
                             }
+                            open = true;
                         }
-                        Cmd::Finish => return bag.finish().map(Some),
+                        Cmd::Finish => return files.finish().map(|()| true),
                     }
                 }
-                // Dropped without Finish: the `.part` file stays (with the summary the MCAP
+                // Dropped without Finish: the `.part` files stay (with the summary the MCAP
                 // writer adds when dropped), never renamed.
-                Ok(None)
+                Ok(false)
             })
             .expect("the recording thread starts");
         Sink {
             tx: Some(tx),
-            batch: Vec::with_capacity(BATCH_MESSAGES),
-            period_end_ns: time_ns(FLUSH_EVERY_S),
+            batch: Vec::with_capacity(BATCH_ITEMS),
+            last_send: Instant::now(),
             thread: Some(thread),
         }
     }
 
-    /// Queues one message's CDR bytes (sent with its batch).
-    pub fn write_bytes(&mut self, channel: u16, t_ns: u64, data: Vec<u8>) -> Result<(), BagError> {
-        // The first message of a flush period goes over at once with the batch before it: the
-        // writer flushes everything before it when it writes it.
-        let crossed = t_ns >= self.period_end_ns;
-        while self.period_end_ns <= t_ns {
-            self.period_end_ns += time_ns(FLUSH_EVERY_S);
-        }
-        self.batch.push((channel, t_ns, data));
-        if crossed || self.batch.len() >= BATCH_MESSAGES {
+    /// Queues one item (handed over with its batch).
+    pub fn push(&mut self, item: Item) -> Result<(), BagError> {
+        self.batch.push(item);
+        if self.batch.len() >= BATCH_ITEMS
+            || self.last_send.elapsed() >= Duration::from_secs_f64(SEND_EVERY_S)
+        {
             self.send()?;
         }
         Ok(())
     }
 
-    /// Hands the batch to the writer thread.
-    fn send(&mut self) -> Result<(), BagError> {
+    /// Hands the batch to the writer thread now.
+    pub fn send(&mut self) -> Result<(), BagError> {
+        self.last_send = Instant::now();
         if self.batch.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_MESSAGES));
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_ITEMS));
         let sent = self.tx.as_ref().is_some_and(|tx| tx.send(Cmd::Batch(batch)).is_ok());
         if sent {
             return Ok(());
@@ -109,19 +128,14 @@ impl Sink {
         }
     }
 
-    /// Encodes and sends one message.
-    pub fn write<M: Message>(&mut self, channel: u16, t_ns: u64, msg: &M) -> Result<(), BagError> {
-        self.write_bytes(channel, t_ns, msg.encode())
-    }
-
-    /// Waits for every message to be written, then writes the summary and renames the file.
-    pub fn finish(mut self) -> Result<PathBuf, BagError> {
+    /// Waits for every item to be written, then writes the summaries and renames the files.
+    pub fn finish(mut self) -> Result<(), BagError> {
         self.send()?;
         if let Some(tx) = self.tx.take() {
             let _ = tx.send(Cmd::Finish);
         }
         match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(Ok(Some(path)))) => Ok(path),
+            Some(Ok(Ok(true))) => Ok(()),
             Some(Ok(Err(e))) => Err(e),
             _ => Err(BagError::Stopped),
         }

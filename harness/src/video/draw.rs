@@ -49,6 +49,8 @@ pub struct Drawer<'a> {
     pub view: WorldView,
     /// Whether the world is drawn (`--world none`: it is not).
     pub world: bool,
+    /// The mission times the timeline spans (`--from`, `--to`), s.
+    pub range_s: (f64, f64),
     frames: HashMap<String, Option<Pixmap>>,
     verdicts: HashMap<usize, Raster>,
 }
@@ -146,7 +148,15 @@ pub fn find_vehicle(r: &Raster) -> Option<Vec2> {
 impl<'a> Drawer<'a> {
     /// A drawer of the run's frames.
     pub fn new(run: &'a Loaded, view: WorldView, world: bool) -> Self {
-        Drawer { run, view, world, frames: HashMap::new(), verdicts: HashMap::new() }
+        let range_s = (0.0, run.timeline.t_end_s);
+        Drawer { run, view, world, range_s, frames: HashMap::new(), verdicts: HashMap::new() }
+    }
+
+    /// The timeline spans `from_s` to `to_s` (the video's `--from` and `--to`) instead of the
+    /// whole run.
+    pub fn range(mut self, from_s: f64, to_s: f64) -> Self {
+        self.range_s = (from_s, to_s);
+        self
     }
 
     fn tl(&self) -> &Timeline {
@@ -223,7 +233,8 @@ impl<'a> Drawer<'a> {
     fn state(&self, pix: &mut Pixmap, t_s: f64) -> i32 {
         let x = RIGHT_X_PX;
         let mut y = HEAD_PX as i32 + 8;
-        text(pix, x, y, "WORLD  (no packaged game: drawn from run.jsonl)", 2, palette::INK);
+        let source = format!("WORLD  (no packaged game: drawn from {})", self.run.world.source);
+        text(pix, x, y, &source, 2, palette::INK);
         y += 22;
         if let Some(p) = crate::viewer::source::pose_at(&self.run.world.track, t_s) {
             let line = format!(
@@ -386,13 +397,16 @@ impl<'a> Drawer<'a> {
         let tl = self.tl();
         let top = TIMELINE_Y_PX;
         rect(pix, 0.0, top, WIDTH_PX as f32, HEIGHT_PX as f32 - top, palette::BAND);
-        let end = tl.t_end_s.max(1.0);
-        let (l, w) = (100.0f32, WIDTH_PX as f32 - 112.0);
-        let xt = |t: f64| l + (t / end) as f32 * w;
+        let (l, w) = (TIMELINE_LEFT_PX, WIDTH_PX as f32 - TIMELINE_LEFT_PX - TIMELINE_RIGHT_PX);
+        let (from, to) = self.range_s;
+        let span = (to - from).max(1e-6);
+        let xt = |t: f64| l + ((t.clamp(from, to) - from) / span) as f32 * w;
+        // Whether [a, b] meets the range shown.
+        let shown = |a: f64, b: f64| b >= from && a <= to;
         for (name, y) in [("skills", 6), ("thinking", 30), ("wake-ups", 52), ("events", 74)] {
             text(pix, 8, top as i32 + y + 4, name, 1, palette::INK);
         }
-        for s in &tl.skills {
+        for s in tl.skills.iter().filter(|s| shown(s.t0_s, s.t1_s.unwrap_or(tl.t_end_s))) {
             let (a, b) = (xt(s.t0_s), xt(s.t1_s.unwrap_or(tl.t_end_s)));
             let c = match s.code.as_deref() {
                 None => palette::ROUTE,
@@ -407,17 +421,43 @@ impl<'a> Drawer<'a> {
                 text(pix, a as i32 + 3, top as i32 + 11, &label, 1, [255, 255, 255]);
             }
         }
-        for c in &tl.calls {
+        for c in tl.calls.iter().filter(|c| shown(c.t0_s, c.t1_s.unwrap_or(tl.t_end_s))) {
             let (a, b) = (xt(c.t0_s), xt(c.t1_s.unwrap_or(tl.t_end_s)));
             rect(pix, a, top + 30.0, (b - a).max(2.0), 16.0, THINK);
         }
-        for wk in &tl.wakes {
+        for wk in tl.wakes.iter().filter(|wk| shown(wk.t_s, wk.t_s)) {
             rect(pix, xt(wk.t_s) - 1.0, top + 52.0, 2.0, 18.0, palette::INK);
         }
-        for m in &tl.marks {
+        for m in tl.marks.iter().filter(|m| shown(m.t_s, m.t_s)) {
             let c = if m.name.starts_with("shield") { palette::BLOCKED } else { palette::MUTED };
             rect(pix, xt(m.t_s), top + 74.0, 1.5, 14.0, c);
         }
+        // The range's ends under the bars.
+        let ends_y = HEIGHT_PX as i32 - 12;
+        text(pix, l as i32, ends_y, &format!("{from:.1} s"), 1, palette::INK);
+        let end_label = format!("{to:.1} s");
+        let end_x = (l + w) as i32 - crate::picture::text::width_px(&end_label, 1);
+        text(pix, end_x, ends_y, &end_label, 1, palette::INK);
         rect(pix, xt(t_s) - 1.0, top, 3.0, HEIGHT_PX as f32 - top, palette::HIGHLIGHT);
     }
+}
+
+/// The timeline's left edge (after the row names), px.
+pub const TIMELINE_LEFT_PX: f32 = 100.0;
+/// The margin right of the timeline, px.
+pub const TIMELINE_RIGHT_PX: f32 = 12.0;
+
+/// The x of the timeline's cursor in a frame (the column of the cursor's colour in the timeline
+/// band), px; `None` when there is none.
+pub fn cursor_x(pix: &Pixmap) -> Option<u32> {
+    let y = (TIMELINE_Y_PX as u32 + 2).min(HEIGHT_PX - 1);
+    let [r, g, b] = palette::HIGHLIGHT;
+    let row = &pix.data()[(y * WIDTH_PX * 4) as usize..((y + 1) * WIDTH_PX * 4) as usize];
+    let xs: Vec<u32> = row
+        .chunks_exact(4)
+        .enumerate()
+        .filter(|(_, p)| p[0] == r && p[1] == g && p[2] == b)
+        .map(|(x, _)| x as u32)
+        .collect();
+    Some((xs.first()? + xs.last()?) / 2)
 }

@@ -37,9 +37,10 @@ use timing::{think_windows, TimeMap};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum WorldChoice {
-    /// The recording of the run folder (today `run.jsonl` and the map).
+    /// `run.jsonl` and the map, with the objects and LiDAR returns of the run's episode
+    /// recording when the folder has one.
     Auto,
-    /// The recording, asked for by name (the same source as `auto` today).
+    /// The same, the episode recording required (refused for a folder without one).
     Bag,
     /// No world: the other parts only.
     None,
@@ -186,7 +187,8 @@ pub fn clock(run: &Loaded, o: &VideoOptions) -> Result<(f64, f64, TimeMap), Vide
 /// Makes the video and writes its report.
 pub fn make(o: &VideoOptions) -> Result<Report, VideoError> {
     check(o)?;
-    let run = load(&o.folder, &o.maps).map_err(VideoError::Input)?;
+    let cache = crate::viewer::episode::Cache::default();
+    let run = load(&o.folder, &o.maps, o.world, &cache).map_err(VideoError::Input)?;
     let (from_s, to_s, map) = clock(&run, o)?;
     encode::ffmpeg_version().ok_or_else(|| {
         VideoError::Input("ffmpeg is not installed or does not run (Debian: apt-get install ffmpeg)".into())
@@ -200,7 +202,7 @@ pub fn make(o: &VideoOptions) -> Result<Report, VideoError> {
         map.segments.iter().map(|s| (s.t0_s, s.t1_s, s.rate, s.thinking)).collect();
     let _ = std::fs::write(work.join("clock.json"), serde_json::to_vec_pretty(&segments).unwrap_or_default());
     let started = Instant::now();
-    let place = render_all(&run, o, &map, frames, &enc, &work)?;
+    let place = render_all(&run, o, (from_s, to_s), &map, frames, &enc, &work)?;
     let wall_s = started.elapsed().as_secs_f64();
     if !o.keep_work {
         let _ = std::fs::remove_dir_all(&work);
@@ -240,6 +242,7 @@ type Drawn = (usize, Vec<u8>, Option<draw::PlaceSample>);
 fn render_all(
     run: &Loaded,
     o: &VideoOptions,
+    (from_s, to_s): (f64, f64),
     map: &TimeMap,
     frames: usize,
     enc: &encode::Encoder,
@@ -257,7 +260,7 @@ fn render_all(
         for _ in 0..o.workers {
             let (tx, next) = (tx.clone(), &next);
             s.spawn(move || {
-                let mut d = draw::Drawer::new(run, o.view, o.world != WorldChoice::None);
+                let mut d = draw::Drawer::new(run, o.view, o.world != WorldChoice::None).range(from_s, to_s);
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     if i >= frames {

@@ -5,13 +5,15 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::episode::episode_file;
 use super::http::{safe_path, Request, Response};
-use super::loaded::{load, verdict_picture, verdict_place};
+use super::loaded::{load, no_recording, verdict_picture, verdict_place, Loaded};
 use super::model::Timeline;
 use super::source::WorldData;
 use super::Viewer;
 use crate::runlog::rows::EndRow;
 use crate::runlog::{load_scores, ScoreLine, RUN_FILE};
+use crate::video::WorldChoice;
 
 /// The answer of `/api/index`.
 #[derive(Debug, Serialize)]
@@ -68,6 +70,15 @@ pub struct RunView {
     pub verdict_places: Vec<Option<[f64; 2]>>,
 }
 
+/// The run of a folder as the viewer's `--world` asks: 409 for `bag` and a run without a
+/// recording.
+fn load_run(v: &Viewer, folder: &std::path::Path) -> Result<Loaded, Response> {
+    if v.world == WorldChoice::Bag && episode_file(folder).is_none() {
+        return Err(Response::error(409, no_recording(folder)));
+    }
+    load(folder, &v.maps, v.world, &v.episodes).map_err(|e| Response::error(500, e))
+}
+
 /// `/api/index`.
 pub fn index(v: &Viewer) -> Response {
     let single = v.root.join(RUN_FILE).is_file();
@@ -76,7 +87,7 @@ pub fn index(v: &Viewer) -> Response {
         runs.iter_mut().for_each(|r| r.folder = ".".into());
     }
     let root = v.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    Response::json(&Index { root, single, follow: v.follow, world: v.world, runs })
+    Response::json(&Index { root, single, follow: v.follow, world: v.world != WorldChoice::None, runs })
 }
 
 /// The run folder named by the `run` query key.
@@ -95,9 +106,9 @@ pub fn run(v: &Viewer, req: &Request) -> Response {
         Ok(f) => f,
         Err(r) => return r,
     };
-    let l = match load(&folder, &v.maps) {
+    let l = match load_run(v, &folder) {
         Ok(l) => l,
-        Err(e) => return Response::error(500, e),
+        Err(r) => return r,
     };
     let r = &l.log.run;
     let head = Head {
@@ -128,9 +139,9 @@ pub fn verdict_png(v: &Viewer, req: &Request) -> Response {
     let Some(i) = req.get("i").and_then(|i| i.parse::<usize>().ok()) else {
         return Response::error(400, "verdict.png needs i=<verdict index>");
     };
-    let l = match load(&folder, &v.maps) {
+    let l = match load_run(v, &folder) {
         Ok(l) => l,
-        Err(e) => return Response::error(500, e),
+        Err(r) => return r,
     };
     let Some(vd) = l.timeline.verdicts.get(i) else {
         return Response::error(

@@ -10,8 +10,10 @@ use acres_farm::geom::{Polyline, Vec2};
 use acres_farm::route::leg_path;
 use acres_farm::{LaneGraph, Leg, Map};
 
+use super::episode::{episode_file, Cache};
 use super::model::{RunLog, Timeline, Verdict};
-use super::source::{plan_lines, pose_at, RunLogSource, WorldData, WorldSource};
+use super::source::{plan_lines, pose_at, EpisodeSource, RunLogSource, WorldData, WorldSource};
+use crate::video::WorldChoice;
 
 /// Everything about one run, as the page and the video use it.
 pub struct Loaded {
@@ -25,12 +27,37 @@ pub struct Loaded {
     pub world: WorldData,
 }
 
-/// Reads a run folder and builds its timeline and world.
-pub fn load(folder: &Path, maps: &Path) -> Result<Loaded, String> {
+/// The message of `--world bag` for a run folder without an episode recording.
+pub fn no_recording(folder: &Path) -> String {
+    format!(
+        "--world bag: {} has no episode.mcap (nor episode.mcap.part): a link run or a run with recording off; use --world auto or none",
+        folder.display()
+    )
+}
+
+/// Reads a run folder and builds its timeline and world: with `auto`, the objects and LiDAR
+/// returns of its episode recording when it has one (read through `cache`); with `bag`, they
+/// must be there (else the error says so); with `none`, the run log alone.
+pub fn load(folder: &Path, maps: &Path, world: WorldChoice, cache: &Cache) -> Result<Loaded, String> {
     let log = RunLog::read(folder).map_err(|e| e.to_string())?;
     let timeline = Timeline::of(&log);
     let map = log.scenario(maps).map_err(|e| e.to_string())?.map_data;
-    let world = RunLogSource { log: &log, timeline: &timeline, map: map.clone() }.world();
+    let base = RunLogSource { log: &log, timeline: &timeline, map: map.clone() };
+    let file = match world {
+        WorldChoice::None | WorldChoice::Game => None,
+        WorldChoice::Auto => episode_file(folder),
+        WorldChoice::Bag => Some(episode_file(folder).ok_or_else(|| no_recording(folder))?),
+    };
+    let world = match file.map(|f| cache.get(&f)) {
+        None => base.world(),
+        Some(Ok(episode)) => EpisodeSource { log: base, episode: &episode }.world(),
+        Some(Err(e)) if world == WorldChoice::Bag => return Err(format!("--world bag: {e}")),
+        Some(Err(e)) => {
+            let mut w = base.world();
+            w.missing = vec![format!("objects and LiDAR returns (the episode recording: {e})")];
+            w
+        }
+    };
     Ok(Loaded { log, timeline, map, world })
 }
 

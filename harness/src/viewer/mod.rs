@@ -13,11 +13,13 @@
 //! | --- | --- |
 //! | `/`, `/app.js`, `/style.css` | The page |
 //! | `/api/index` | `{root, single, follow, world, runs: [ScoreLine]}` (`single`: the root is a run) |
-//! | `/api/run?run=REL` | `{head, timeline, world, verdict_places}` of the run folder `REL` (`.` for the root) |
+//! | `/api/run?run=REL` | `{head, timeline, world, verdict_places}` of the run folder `REL` (`.` for the root); `world` has the objects and LiDAR returns of the run's `episode.mcap` (409 with `--world bag` for a run without one) |
 //! | `/api/verdict.png?run=REL&i=N` | The picture of verdict `N`, its place in red (a refusal) |
 //! | `/files/REL/...` | A file of the served folder (the frames) |
 //!
-//! The World pane is drawn in the browser on a canvas from the JSON of [`source::WorldData`]:
+//! The World pane is drawn in the browser on a canvas from the JSON of [`source::WorldData`]
+//! (the map, the track, plans, routes, blocked places, and from the episode recording the
+//! objects and LiDAR returns):
 //! the map and the track come once, and scrubbing redraws at the screen's rate with no request.
 //! The verdict pictures are drawn by the server with the picture code (the planner's own view).
 //!
@@ -25,13 +27,16 @@
 //!
 //! - [`model`]: [`model::RunLog`] (the decoded rows) and [`model::Timeline`] (what the parts show).
 //! - [`source`]: [`source::WorldSource`], [`source::WorldData`]: the World pane's data, and its
-//!   picture scene at a time (shared with the video).
+//!   picture scene at a time (shared with the video); [`source::RunLogSource`] (`run.jsonl`)
+//!   and [`source::EpisodeSource`] (with the objects and returns of the episode recording).
+//! - [`episode`]: the objects and LiDAR returns of a run's `episode.mcap`.
 //! - [`loaded`]: [`loaded::load`] (a run with its timeline, map and World data, shared with the
 //!   video), the place and picture of each plan verdict.
 //! - [`api`]: the answers of the routes.
 //! - [`http`]: the minimal HTTP server and [`http::safe_path`].
 
 pub mod api;
+pub mod episode;
 pub mod http;
 pub mod loaded;
 pub mod model;
@@ -40,6 +45,8 @@ pub mod source;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use crate::video::WorldChoice;
 
 /// The page.
 pub const INDEX_HTML: &str = include_str!("assets/index.html");
@@ -57,14 +64,17 @@ pub struct Viewer {
     pub maps: PathBuf,
     /// Whether the page follows a run in progress (polls for new rows).
     pub follow: bool,
-    /// Whether the World pane draws the world (`--world none`: it does not).
-    pub world: bool,
+    /// Where the World pane's world comes from (`none`: no World picture; `bag`: the episode
+    /// recording, which each run must have; `auto`: the recording when there is one).
+    pub world: WorldChoice,
+    /// The episode recordings read so far.
+    pub episodes: Arc<episode::Cache>,
 }
 
 impl Viewer {
     /// A viewer of `folder` (a run folder or a folder of them).
-    pub fn new(folder: &Path, maps: PathBuf, follow: bool, world: bool) -> std::io::Result<Viewer> {
-        Ok(Viewer { root: folder.canonicalize()?, maps, follow, world })
+    pub fn new(folder: &Path, maps: PathBuf, follow: bool, world: WorldChoice) -> std::io::Result<Viewer> {
+        Ok(Viewer { root: folder.canonicalize()?, maps, follow, world, episodes: Arc::default() })
     }
 
     /// Answers one request.

@@ -1,14 +1,14 @@
-//! The data of the World pane behind one trait, [`WorldSource`], so that another recording (the
-//! episode MCAP, later) can feed the same pane and the same video.
+//! The data of the World pane behind one trait, [`WorldSource`], so that the run log and the
+//! episode recording feed the same pane and the same video.
 //!
-//! [`RunLogSource`] builds a [`WorldData`] from what a run folder holds today: the map (from the
-//! maps folder, named by the scenario of the run row), the fields in play, the pose track, the
-//! accepted plans (the lane routes of their legs), the route of each goto/return/scout (from its
-//! start place to its target over the lane graph, or the Scout loop), the fields scouted, and the
-//! blocked places (`shield_hold` events and `returns_on_route` cells). Objects and LiDAR returns
-//! are not in `run.jsonl`: `objects` and `returns` stay empty until a recording that has them
-//! feeds the pane. [`WorldData::scene_at`] gives the picture [`Scene`] at a mission time, which the
-//! video and the verdict pictures draw with the picture code.
+//! [`RunLogSource`] builds a [`WorldData`] from `run.jsonl`: the map (from the maps folder,
+//! named by the scenario of the run row), the fields in play, the pose track, the accepted plans
+//! (the lane routes of their legs), the route of each goto/return/scout (from its start place to
+//! its target over the lane graph, or the Scout loop), the fields scouted, and the blocked places
+//! (`shield_hold` events and `returns_on_route` cells). Objects and LiDAR returns are not in
+//! `run.jsonl`; [`EpisodeSource`] adds them from the run's `episode.mcap` (see
+//! [`super::episode`]). [`WorldData::scene_at`] gives the picture [`Scene`] at a mission time,
+//! which the video and the verdict pictures draw with the picture code.
 
 use std::sync::Arc;
 
@@ -19,6 +19,10 @@ use acres_farm::geom::{Pose, Vec2};
 use acres_farm::route::{leg_path, scout_path};
 use acres_farm::{LaneGraph, Leg, Map};
 
+use acres_core::objects::ObjectKind;
+use acres_farm::geom::Obb;
+
+use super::episode::{EpisodeWorld, ObjectsAt, ReturnsAt};
 use super::model::{EventName, RunLog, SkillKind, Timeline};
 use crate::picture::{Around, Region, Scene, View};
 use crate::runlog::rows::Row;
@@ -102,7 +106,7 @@ pub struct MapShapes {
 /// Everything the World pane draws over a run.
 #[derive(Debug, Clone, Serialize)]
 pub struct WorldData {
-    /// Where the data comes from (`run.jsonl`).
+    /// Where the data comes from (`run.jsonl`, `run.jsonl + episode.mcap`).
     pub source: String,
     /// The map.
     pub map: MapShapes,
@@ -116,13 +120,20 @@ pub struct WorldData {
     pub blocked: Vec<TimedPlace>,
     /// The fields scouted, with their time.
     pub scouted: Vec<(f64, String)>,
-    /// Sensed objects over time (empty from `run.jsonl`).
-    pub objects: Vec<TimedPlace>,
-    /// LiDAR returns over time (empty from `run.jsonl`).
-    pub returns: Vec<TimedPlace>,
+    /// The objects over time (from the episode recording; empty from `run.jsonl` alone). Each
+    /// holds until [`OBJECTS_HOLD_S`] after its time.
+    pub objects: Vec<ObjectsAt>,
+    /// The LiDAR returns over time (from the episode recording; empty from `run.jsonl` alone).
+    /// Each holds until [`RETURNS_HOLD_S`] after its time.
+    pub returns: Vec<ReturnsAt>,
     /// What the source cannot show, for the page to say.
     pub missing: Vec<String>,
 }
+
+/// How long a set of objects is shown after its time, s (they are recorded each second).
+pub const OBJECTS_HOLD_S: f64 = 1.5;
+/// How long a scan's returns are shown after its time, s (one is kept each 0.5 s).
+pub const RETURNS_HOLD_S: f64 = 1.0;
 
 /// A source of the World pane's data.
 pub trait WorldSource {
@@ -204,11 +215,35 @@ impl WorldSource for RunLogSource<'_> {
             scouted,
             objects: Vec::new(),
             returns: Vec::new(),
-            missing: vec![
-                "objects (not in run.jsonl; the episode recording will carry them)".into(),
-                "LiDAR returns (not in run.jsonl; the episode recording will carry them)".into(),
-            ],
+            missing: vec!["objects and LiDAR returns (this run folder has no episode.mcap)".into()],
         }
+    }
+}
+
+/// The World pane's data from `run.jsonl` and the map ([`RunLogSource`]) with the objects and
+/// LiDAR returns of the run's episode recording.
+pub struct EpisodeSource<'a> {
+    /// The run log's part.
+    pub log: RunLogSource<'a>,
+    /// What the recording gives.
+    pub episode: &'a EpisodeWorld,
+}
+
+impl WorldSource for EpisodeSource<'_> {
+    fn world(&self) -> WorldData {
+        let mut w = self.log.world();
+        let e = self.episode;
+        w.source = format!("run.jsonl + {}", e.file);
+        w.objects = e.objects.clone();
+        w.returns = e.returns.clone();
+        w.missing.clear();
+        if e.returns_from.is_empty() {
+            w.missing.push(format!("LiDAR returns ({} has neither /scan nor /lidar/points)", e.file));
+        }
+        if e.objects.is_empty() {
+            w.missing.push(format!("objects ({} has no /acres/objects)", e.file));
+        }
+        w
     }
 }
 
@@ -380,8 +415,34 @@ impl WorldData {
         s.blocked =
             self.blocked.iter().filter(|b| b.t_s <= t_s).map(|b| Vec2::new(b.at[0], b.at[1])).collect();
         s.site = s.blocked.last().copied();
+        if let Some(o) = latest(&self.objects, |o| o.t_s, t_s, OBJECTS_HOLD_S) {
+            s.objects = o
+                .objects
+                .iter()
+                .filter_map(|b| {
+                    let kind = serde_json::from_value::<ObjectKind>(Value::String(b.kind.clone())).ok()?;
+                    let obb = Obb {
+                        center: Vec2::new(b.at[0], b.at[1]),
+                        yaw: b.yaw_rad,
+                        half_length_m: b.length_m / 2.0,
+                        half_width_m: b.width_m / 2.0,
+                    };
+                    Some((kind, obb))
+                })
+                .collect();
+        }
+        if let Some(r) = latest(&self.returns, |r| r.t_s, t_s, RETURNS_HOLD_S) {
+            s.returns = r.points.iter().map(|p| Vec2::new(p[0], p[1])).collect();
+        }
         s
     }
+}
+
+/// The last item at or before `t_s`, when it is at most `hold_s` old.
+pub fn latest<T>(items: &[T], t_of: impl Fn(&T) -> f64, t_s: f64, hold_s: f64) -> Option<&T> {
+    let i = items.partition_point(|x| t_of(x) <= t_s + 1e-9);
+    let item = items.get(i.checked_sub(1)?)?;
+    (t_s - t_of(item) <= hold_s).then_some(item)
 }
 
 #[cfg(test)]

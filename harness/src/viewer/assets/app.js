@@ -180,8 +180,33 @@ function drawWorld() {
   }
   g.fillStyle = '#d71923';
   for (const b of w.blocked) if (b.t_s <= t) { const s = Math.max(4, k); g.fillRect(X(b.at[0]) - s / 2, Y(b.at[1]) - s / 2, s, s); }
-  for (const o of w.objects) if (o.t_s <= t) { g.strokeStyle = '#6923a5'; g.strokeRect(X(o.at[0]) - 4, Y(o.at[1]) - 4, 8, 8); }
+  // From the episode recording: the objects (purple boxes) and the LiDAR returns (magenta).
+  const rs = latestAt(w.returns, t, RETURNS_HOLD_S), os = latestAt(w.objects, t, OBJECTS_HOLD_S);
+  for (const o of os ? os.objects : []) {
+    g.save(); g.translate(X(o.at[0]), Y(o.at[1])); g.rotate(-o.yaw_rad);
+    g.fillStyle = 'rgba(105, 35, 165, 0.5)'; g.strokeStyle = '#6923a5'; g.lineWidth = 1.5;
+    const L = Math.max(3, o.length_m * k), W = Math.max(3, o.width_m * k);
+    g.fillRect(-L / 2, -W / 2, L, W); g.strokeRect(-L / 2, -W / 2, L, W);
+    g.restore();
+    g.fillStyle = '#6923a5'; g.font = '11px sans-serif'; g.fillText(o.kind, X(o.at[0]) + 6, Y(o.at[1]) - 6);
+  }
+  // The returns over the objects: what the sensor saw stays visible on them.
+  g.fillStyle = '#cd00cd';
+  const d = Math.max(2, Math.min(4, 0.3 * k));
+  for (const q of rs ? rs.points : []) g.fillRect(X(q[0]) - d / 2, Y(q[1]) - d / 2, d, d);
+  cv.dataset.returns = rs ? rs.points.length : 0;
+  cv.dataset.objects = os ? os.objects.length : 0;
   if (p) drawVehicle(g, X(p.x), Y(p.y), p.yaw, k);
+}
+
+// The objects and returns of the recording are shown until these many seconds after their time
+// (objects come each second, returns each half second: viewer::source::OBJECTS_HOLD_S, RETURNS_HOLD_S).
+const OBJECTS_HOLD_S = 1.5, RETURNS_HOLD_S = 1.0;
+function latestAt(items, t, hold) {
+  let lo = 0, hi = items.length;
+  while (lo < hi) { const m = (lo + hi) >> 1; if (items[m].t_s <= t + 1e-9) lo = m + 1; else hi = m; }
+  const it = lo > 0 ? items[lo - 1] : null;
+  return it && t - it.t_s <= hold ? it : null;
 }
 
 function drawVehicle(g, x, y, yaw, k) {
@@ -200,12 +225,20 @@ function plannerState(t) {
   return wk ? 'waiting for a wake-up (last: ' + wk.n + ', ' + wk.reason + ')' : 'not woken yet';
 }
 
+function recordedAt(t) {
+  const w = S.data.world;
+  if (!w.objects.length && !w.returns.length) return '';
+  const os = latestAt(w.objects, t, OBJECTS_HOLD_S), rs = latestAt(w.returns, t, RETURNS_HOLD_S);
+  const kinds = os ? os.objects.map((o) => o.kind).join(', ') : '';
+  return '\nobjects ' + (os ? os.objects.length + (kinds ? ' (' + kinds + ')' : '') : '-') + '  LiDAR returns ' + (rs ? rs.points.length : '-');
+}
+
 function renderWorldState(p) {
   const s = skillAt(S.t);
   $('world-state').textContent = 'world time ' + S.t.toFixed(1) + ' s\n' +
     (p ? 'vehicle x ' + p.x.toFixed(1) + ' m  y ' + p.y.toFixed(1) + ' m  heading ' + (p.yaw * 180 / Math.PI).toFixed(0) + '°  speed ' + p.speed.toFixed(2) + ' m/s\n' : 'no pose yet\n') +
     'skill ' + (s ? s.skill + (s.target ? ' ' + s.target : '') + ' (running since ' + s.t0_s.toFixed(1) + ' s)' : 'none') + '\n' +
-    'planner ' + plannerState(S.t) +
+    'planner ' + plannerState(S.t) + recordedAt(S.t) +
     (S.data.world.missing.length ? '\nnot drawn: ' + S.data.world.missing.join('; ') : '');
 }
 
