@@ -255,7 +255,15 @@ mod tests {
         fn no_decoded_path_resolves_outside_the_folder(parts in proptest::collection::vec(
             proptest::sample::select(vec!["a", "x.txt", "..", ".", "%2e%2e", "%2E%2e%2F", "%2f", "", "out", "%5c", "..%2F.."]), 0..7)
         ) {
+            /// Removes the case's folder when the case ends (also when it fails).
+            struct Remove(std::path::PathBuf);
+            impl Drop for Remove {
+                fn drop(&mut self) {
+                    let _ = std::fs::remove_dir_all(&self.0);
+                }
+            }
             let dir = std::env::temp_dir().join(format!("acres-http-prop-{}", std::process::id()));
+            let _remove = Remove(dir.clone());
             std::fs::create_dir_all(dir.join("a")).unwrap();
             std::fs::write(dir.join("a/x.txt"), "x").unwrap();
             #[cfg(unix)]
