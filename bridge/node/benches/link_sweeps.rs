@@ -60,6 +60,34 @@ fn main() {
     let env = RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
     let mut node = RosNode::new(args, env).unwrap();
     let points_pub = node.publisher::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();
+    {
+        let pts: Vec<[f32; 4]> = (0..14_400).map(|i| [i as f32, 1.0, 0.5, 0.5]).collect();
+        let args = RosArgs::parse(["probe"], "acres_link_probe").unwrap();
+        let mut probe = RosNode::new(args, env).unwrap();
+        let sub = probe.subscription::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let mut lat = Vec::new();
+        for _ in 0..100 {
+            points_pub.publish(acres_ros::cloud::to_cloud(
+                Header { stamp: stamp(wall_s()), frame_id: "l".into() },
+                &pts,
+            ));
+            let t0 = Instant::now();
+            while t0.elapsed() < Duration::from_millis(100) {
+                if let Some(pc) = sub.take() {
+                    let t = f64::from(pc.header.stamp.sec) + f64::from(pc.header.stamp.nanosec) * 1e-9;
+                    lat.push((wall_s() - t) * 1000.0);
+                }
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+        println!(
+            "  DDS alone: {} of 100, p50 {:.2} ms p99 {:.2} ms",
+            lat.len(),
+            pct(&mut lat, 0.5),
+            pct(&mut lat, 0.99)
+        );
+    }
     let obs_pub = node.publisher::<Observation>("/acres/observation", qos::default_profile()).unwrap();
     let beats_sub = node.subscription::<Heartbeat>("/acres/skill/heartbeat", qos::default_profile()).unwrap();
     let pts: Vec<[f32; 4]> = (0..14_400)

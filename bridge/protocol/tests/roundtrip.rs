@@ -77,6 +77,21 @@ proptest! {
     }
 
     #[test]
+    fn a_step_with_a_packed_sweep_is_the_line_of_the_step_with_that_sweep(seed in any::<u64>()) {
+        let pts: Vec<[f32; 4]> = (0..(seed % 40)).map(|i| [i as f32 * 0.5, -1.25, seed as f32, 0.5]).collect();
+        let t_s = (seed % 100_000) as f64 * 0.05;
+        for m in bridge_msgs(seed) {
+            let FromBridge::Step(mut step) = m else { continue };
+            step.sweep = Some(Sweep::pack(t_s, &pts));
+            let whole = encode(&FromBridge::Step(step.clone()));
+            let packed = PackedSweep::pack(t_s, &pts);
+            prop_assert_eq!(&encode_step(&step, Some(&packed)), &whole);
+            step.sweep = None;
+            prop_assert_eq!(encode_step(&step, None), encode(&FromBridge::Step(step)));
+        }
+    }
+
+    #[test]
     fn random_and_truncated_lines_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400), cut in 0usize..2000, seed in any::<u64>()) {
         let text = String::from_utf8_lossy(&bytes);
         let _ = decode::<FromBridge>(&text);

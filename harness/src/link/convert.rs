@@ -8,7 +8,7 @@ use acres_core::objects::ObjectKind;
 use acres_link_protocol::Sweep;
 use acres_msgs::acres_interfaces::{Observation, SimTruth, SkillEvent as EventMsg};
 use acres_msgs::builtin_interfaces::Time;
-use acres_runtime::geom::Pose;
+use acres_runtime::geom::{Pose, Vec2};
 use acres_vehicle::{EventDetail, EventName, ResultCode, SkillEvent, SkillKind, SkillState, Status};
 
 use crate::world::{Truth, VehicleView};
@@ -38,6 +38,11 @@ pub fn vehicle_of(o: &Observation) -> VehicleView {
         speed_mps: o.speed_mps,
         odom_m: o.odom_m,
     }
+}
+
+/// The route ahead in an observation (map frame).
+pub fn route_of(o: &Observation) -> Vec<Vec2> {
+    o.route_ahead.iter().map(|p| Vec2::new(p.x, p.y)).collect()
 }
 
 /// The skill server's status in an observation.
