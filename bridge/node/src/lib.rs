@@ -18,9 +18,10 @@
 //! socket closes or the harness sends `end`, every goal it sent is cancelled and its terminal
 //! state confirmed and logged.
 //!
-//! Sweeps stay off the loop: the sweep thread ([`sweeps`]) takes and packs them; a step copies
-//! the packed text. A step with no events whose sweep is being packed at that moment waits for
-//! it (at most [`HOLD_MAX`]); nothing else ever waits for a sweep.
+//! Sweeps stay off the loop: it takes each cloud and hands it to the sweep thread ([`sweeps`]),
+//! which packs it; a step copies the packed text. A step with no events whose sweep is being
+//! packed at that moment waits for it (at most [`HOLD_MAX`]); nothing else ever waits for a
+//! sweep.
 //!
 //! Layout: [`Params`], [`Bridge`] (the loop), `conn` (one connection's threads), `goals`,
 //! `sweeps` (the sweep thread).
@@ -34,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use acres_link_protocol as link;
 use acres_msgs::acres_interfaces::{Heartbeat, Observation, SimTruth, SkillEvent};
+use acres_msgs::sensor_msgs::PointCloud2;
 use acres_ros::args::ArgsError;
 use acres_ros::polled::PolledSkillClient;
 use acres_ros::run::Shutdown;
@@ -51,6 +53,12 @@ const TRUTH_FRESH_S: f64 = 2.0;
 
 /// The longest a step without events waits for the sweep being packed when its observation came.
 pub const HOLD_MAX: Duration = Duration::from_millis(4);
+/// The loop's sleep when nothing came.
+const IDLE_SLEEP: Duration = Duration::from_micros(500);
+/// The loop's sleep while a sweep is on its way (see [`Bridge::hot`]).
+const HOT_SLEEP: Duration = Duration::from_micros(50);
+/// How long after a cloud was handed over the loop stays hot.
+const HOT_FOR: Duration = Duration::from_millis(10);
 
 /// The bridge's parameters.
 #[derive(Clone, PartialEq)]
@@ -114,7 +122,10 @@ pub struct Bridge {
     client: PolledSkillClient,
     observation: Sub<Observation>,
     events: Sub<SkillEvent>,
+    points: Sub<PointCloud2>,
     sweeps: sweeps::Sweeps,
+    /// When the last cloud was handed to the sweep thread.
+    sweep_handed: Option<Instant>,
     truth: Sub<SimTruth>,
     heartbeat: Pub<Heartbeat>,
     conn: Option<Attached>,
@@ -147,9 +158,9 @@ impl Bridge {
             client: PolledSkillClient::new(&mut node, "acres/skill").map_err(ros)?,
             observation: node.subscription("acres/observation", qos::default_profile()).map_err(ros)?,
             events: node.subscription("acres/events", qos::default_profile()).map_err(ros)?,
-            sweeps: sweeps::Sweeps::start(
-                node.subscription("lidar/points", qos::sensor_data()).map_err(ros)?,
-            )?,
+            points: node.subscription("lidar/points", qos::sensor_data()).map_err(ros)?,
+            sweeps: sweeps::Sweeps::start()?,
+            sweep_handed: None,
             truth: node.subscription("acres/sim/truth", qos::default_profile()).map_err(ros)?,
             heartbeat: node.publisher("acres/skill/heartbeat", qos::default_profile()).map_err(ros)?,
             node,
@@ -171,9 +182,7 @@ impl Bridge {
         while !shutdown.requested() {
             let busy = self.turn();
             if !busy {
-                // A held step is checked often: it waits for a sweep a fraction of a ms away.
-                let held = self.conn.as_ref().is_some_and(|a| a.held.is_some());
-                std::thread::sleep(Duration::from_micros(if held { 50 } else { 500 }));
+                std::thread::sleep(if self.hot() { HOT_SLEEP } else { IDLE_SLEEP });
             }
         }
         self.detach("the bridge stops");
@@ -183,6 +192,15 @@ impl Bridge {
             std::thread::sleep(Duration::from_millis(5));
         }
         info!("bridge stopped");
+    }
+
+    /// True while a sweep is on its way to the harness (handed over and not gone yet, for up to
+    /// [`HOT_FOR`]) or a step waits for one: the loop then looks for the observation often, so
+    /// that the sweep rides the step of the observation that follows it.
+    fn hot(&self) -> bool {
+        let held = self.conn.as_ref().is_some_and(|a| a.held.is_some());
+        let pending = self.sweeps.packing() || self.sweeps.ready();
+        held || (pending && self.sweep_handed.is_some_and(|t| t.elapsed() < HOT_FOR))
     }
 
     /// One pass over everything; true when something was done.
@@ -358,6 +376,14 @@ impl Bridge {
             busy = true;
             if let Some(a) = &mut self.conn {
                 a.events.push(e);
+            }
+        }
+        // Before the observations: the sweep that came with one is then already handed over.
+        if let Some(pc) = self.points.latest() {
+            busy = true;
+            if self.conn.as_ref().is_some_and(|a| a.attached) {
+                self.sweeps.hand(pc);
+                self.sweep_handed = Some(Instant::now());
             }
         }
         while let Some(o) = self.observation.take() {

@@ -1,36 +1,38 @@
-//! The sweep thread (`link-sweep`): it owns the `/lidar/points` subscription, takes the newest
-//! cloud, packs it for the link ([`PackedSweep`]: base64 straight from the cloud's bytes when
-//! they are the link's layout, x, y, z, intensity as little-endian `f32`, 16 bytes a point) and
-//! leaves it in a one-sweep slot. The bridge's loop never touches a sweep's points: a step takes
-//! the packed sweep out of the slot and copies its text into the line.
+//! The sweep thread (`link-sweep`): the bridge's loop hands it each cloud it takes from
+//! `/lidar/points` (a move, no copy); the thread packs it for the link ([`PackedSweep`]: base64
+//! straight from the cloud's bytes when they are the link's layout, x, y, z, intensity as
+//! little-endian `f32`, 16 bytes a point) and leaves it in a one-sweep slot. The loop never packs
+//! or encodes a sweep: a step takes the packed sweep out of the slot and copies its text into
+//! the line.
 //!
 //! The slot holds one sweep: a sweep that is still there when a newer one is packed (no step
-//! could carry it at once) is replaced by the newer one and the drop counted.
+//! could carry it at once) is replaced by the newer one and the drop counted; so is a cloud that
+//! still waits to be packed when the next one is handed over.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 use acres_link_protocol::{PackedSweep, BYTES_PER_POINT};
 use acres_msgs::sensor_msgs::{PointCloud2, PointField};
-use acres_ros::Sub;
 use tracing::debug;
-
-/// How long the thread sleeps when no cloud came.
-const IDLE_SLEEP: Duration = Duration::from_micros(200);
 
 #[derive(Default)]
 struct Slot {
-    ready: Option<PackedSweep>,
+    /// A cloud handed over and not taken by the thread yet.
+    cloud: Option<PointCloud2>,
+    /// A cloud is handed over and not packed yet.
     packing: bool,
+    /// The packed sweep waiting for a step.
+    ready: Option<PackedSweep>,
+    /// Sweeps replaced before they could go.
     dropped: u64,
+    stop: bool,
 }
 
 #[derive(Default)]
 struct Shared {
     slot: Mutex<Slot>,
-    stop: AtomicBool,
+    wake: Condvar,
 }
 
 /// The sweep thread and its slot.
@@ -40,17 +42,26 @@ pub struct Sweeps {
 }
 
 impl Sweeps {
-    /// Starts the thread on the `/lidar/points` subscription.
-    pub fn start(points: Sub<PointCloud2>) -> std::io::Result<Sweeps> {
+    /// Starts the thread.
+    pub fn start() -> std::io::Result<Sweeps> {
         let shared = Arc::new(Shared::default());
         let sh = shared.clone();
-        let thread =
-            std::thread::Builder::new().name("link-sweep".into()).spawn(move || run(&sh, &points))?;
+        let thread = std::thread::Builder::new().name("link-sweep".into()).spawn(move || run(&sh))?;
         Ok(Sweeps { shared, thread: Some(thread) })
     }
 
-    fn slot(&self) -> std::sync::MutexGuard<'_, Slot> {
+    fn slot(&self) -> MutexGuard<'_, Slot> {
         self.shared.slot.lock().expect("sweep slot lock")
+    }
+
+    /// Hands a cloud over to be packed.
+    pub fn hand(&self, cloud: PointCloud2) {
+        let mut s = self.slot();
+        if s.cloud.replace(cloud).is_some() {
+            s.dropped += 1;
+        }
+        s.packing = true;
+        self.shared.wake.notify_one();
     }
 
     /// Takes the packed sweep waiting in the slot, if one does.
@@ -58,7 +69,7 @@ impl Sweeps {
         self.slot().ready.take()
     }
 
-    /// True while a cloud is being packed.
+    /// True while a cloud handed over is not packed yet.
     pub fn packing(&self) -> bool {
         self.slot().packing
     }
@@ -83,23 +94,32 @@ impl Sweeps {
 
 impl Drop for Sweeps {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Relaxed);
+        self.slot().stop = true;
+        self.shared.wake.notify_one();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
 }
 
-fn run(sh: &Shared, points: &Sub<PointCloud2>) {
-    while !sh.stop.load(Ordering::Relaxed) {
-        let Some(pc) = points.latest() else {
-            std::thread::sleep(IDLE_SLEEP);
-            continue;
+fn run(sh: &Shared) {
+    loop {
+        let pc = {
+            let mut s = sh.slot.lock().expect("sweep slot lock");
+            loop {
+                if s.stop {
+                    return;
+                }
+                if let Some(pc) = s.cloud.take() {
+                    break pc;
+                }
+                s = sh.wake.wait(s).expect("sweep slot lock");
+            }
         };
-        sh.slot.lock().expect("sweep slot lock").packing = true;
         let packed = pack(&pc);
+        drop(pc);
         let mut s = sh.slot.lock().expect("sweep slot lock");
-        s.packing = false;
+        s.packing = s.cloud.is_some();
         match packed {
             Some(p) => {
                 if s.ready.replace(p).is_some() {
