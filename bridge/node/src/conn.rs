@@ -89,9 +89,9 @@ impl Conn {
         self.push(encode(m), false);
     }
 
-    /// Queues a step that carries a sweep.
-    pub fn send_with_sweep(&self, m: &FromBridge) {
-        self.push(encode(m), true);
+    /// Queues an encoded line; `sweep`: it carries a sweep.
+    pub fn send_line(&self, line: String, sweep: bool) {
+        self.push(line, sweep);
     }
 
     fn push(&self, line: String, sweep: bool) {

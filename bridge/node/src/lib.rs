@@ -6,7 +6,7 @@
 //! | `/acres/skill` (action client) | `acres_interfaces/action/Skill` | a goal for each `skill` line; `reply` on its goal response, `result` at its end |
 //! | `/acres/observation` (in) | `acres_interfaces/Observation` | one `step` each |
 //! | `/acres/events` (in) | `acres_interfaces/SkillEvent` | in the next `step` |
-//! | `/lidar/points` (in, sensor data) | `sensor_msgs/PointCloud2` | the newest sweep rides the next `step` that can carry it at once |
+//! | `/lidar/points` (in, sensor data) | `sensor_msgs/PointCloud2` | packed on the sweep thread; the newest sweep rides the next `step` that can carry it at once |
 //! | `/acres/sim/truth` (in) | `acres_interfaces/SimTruth` | in the next `step` (simulated runs only) |
 //! | `/acres/skill/heartbeat` (out) | `acres_interfaces/Heartbeat` | one per `beat` |
 //!
@@ -18,7 +18,13 @@
 //! socket closes or the harness sends `end`, every goal it sent is cancelled and its terminal
 //! state confirmed and logged.
 //!
-//! Layout: [`Params`], [`Bridge`] (the loop), `conn` (one connection's threads), `goals`.
+//! Sweeps stay off the loop: it takes each cloud and hands it to the sweep thread ([`sweeps`]),
+//! which packs it; a step copies the packed text. A step with no events whose sweep is being
+//! packed at that moment waits for it (at most [`HOLD_MAX`]); nothing else ever waits for a
+//! sweep.
+//!
+//! Layout: [`Params`], [`Bridge`] (the loop), `conn` (one connection's threads), `goals`,
+//! `sweeps` (the sweep thread).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -26,6 +32,7 @@
 
 mod conn;
 mod goals;
+pub mod sweeps;
 
 use std::net::{IpAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
@@ -47,6 +54,15 @@ pub const TOKEN_ENV: &str = "ACRES_LINK_TOKEN";
 
 /// Truth not seen for this long is not announced in `hello`, s.
 const TRUTH_FRESH_S: f64 = 2.0;
+
+/// The longest a step without events waits for the sweep being packed when its observation came.
+pub const HOLD_MAX: Duration = Duration::from_millis(4);
+/// The loop's sleep when nothing came.
+const IDLE_SLEEP: Duration = Duration::from_micros(500);
+/// The loop's sleep while a sweep is on its way (see [`Bridge::hot`]).
+const HOT_SLEEP: Duration = Duration::from_micros(50);
+/// How long after a cloud was handed over the loop stays hot.
+const HOT_FOR: Duration = Duration::from_millis(10);
 
 /// The bridge's parameters.
 #[derive(Clone, PartialEq)]
@@ -111,6 +127,9 @@ pub struct Bridge {
     observation: Sub<Observation>,
     events: Sub<SkillEvent>,
     points: Sub<PointCloud2>,
+    sweeps: sweeps::Sweeps,
+    /// When the last cloud was handed to the sweep thread.
+    sweep_handed: Option<Instant>,
     truth: Sub<SimTruth>,
     heartbeat: Pub<Heartbeat>,
     conn: Option<Attached>,
@@ -123,10 +142,10 @@ struct Attached {
     attached: bool,
     seq: u64,
     events: Vec<SkillEvent>,
-    sweep: Option<link::Sweep>,
     truth: Option<SimTruth>,
-    dropped_sweeps: u64,
     beats: u64,
+    /// A step waiting for the sweep being packed, since when.
+    held: Option<(link::Step, Instant)>,
 }
 
 impl Bridge {
@@ -144,6 +163,8 @@ impl Bridge {
             observation: node.subscription("acres/observation", qos::default_profile()).map_err(ros)?,
             events: node.subscription("acres/events", qos::default_profile()).map_err(ros)?,
             points: node.subscription("lidar/points", qos::sensor_data()).map_err(ros)?,
+            sweeps: sweeps::Sweeps::start()?,
+            sweep_handed: None,
             truth: node.subscription("acres/sim/truth", qos::default_profile()).map_err(ros)?,
             heartbeat: node.publisher("acres/skill/heartbeat", qos::default_profile()).map_err(ros)?,
             node,
@@ -165,7 +186,7 @@ impl Bridge {
         while !shutdown.requested() {
             let busy = self.turn();
             if !busy {
-                std::thread::sleep(Duration::from_micros(500));
+                std::thread::sleep(if self.hot() { HOT_SLEEP } else { IDLE_SLEEP });
             }
         }
         self.detach("the bridge stops");
@@ -175,6 +196,15 @@ impl Bridge {
             std::thread::sleep(Duration::from_millis(5));
         }
         info!("bridge stopped");
+    }
+
+    /// True while a sweep is on its way to the harness (handed over and not gone yet, for up to
+    /// [`HOT_FOR`]) or a step waits for one: the loop then looks for the observation often, so
+    /// that the sweep rides the step of the observation that follows it.
+    fn hot(&self) -> bool {
+        let held = self.conn.as_ref().is_some_and(|a| a.held.is_some());
+        let pending = self.sweeps.packing() || self.sweeps.ready();
+        held || (pending && self.sweep_handed.is_some_and(|t| t.elapsed() < HOT_FOR))
     }
 
     /// One pass over everything; true when something was done.
@@ -188,10 +218,11 @@ impl Bridge {
         busy |= self.read_ros();
         let out = self.goals.poll(&self.client);
         busy |= !out.is_empty();
-        if let Some(a) = &self.conn {
+        if let Some(a) = &mut self.conn {
             for m in &out {
                 a.conn.send(m);
             }
+            busy |= a.release_held(&self.sweeps, false);
         }
         busy
     }
@@ -208,15 +239,15 @@ impl Bridge {
             return;
         }
         info!(%peer, "harness connected");
+        self.sweeps.reset();
         self.conn = Some(Attached {
             conn,
             attached: false,
             seq: 0,
             events: Vec::new(),
-            sweep: None,
             truth: None,
-            dropped_sweeps: 0,
             beats: 0,
+            held: None,
         });
     }
 
@@ -323,7 +354,13 @@ impl Bridge {
     /// come).
     fn detach(&mut self, why: &str) {
         if let Some(a) = self.conn.take() {
-            info!(why, beats = a.beats, steps = a.seq, dropped_sweeps = a.dropped_sweeps, "harness detached");
+            info!(
+                why,
+                beats = a.beats,
+                steps = a.seq,
+                dropped_sweeps = self.sweeps.dropped(),
+                "harness detached"
+            );
             a.conn.close(Duration::from_millis(200));
         }
         self.goals.cancel(&self.client, None, why);
@@ -335,35 +372,29 @@ impl Bridge {
         if let Some(t) = self.truth.latest() {
             self.truth_seen = Some(Instant::now());
             if let Some(a) = &mut self.conn {
-                a.truth = Some(json_safe_truth(t));
+                a.truth = Some(t);
             }
             busy = true;
         }
         while let Some(e) = self.events.take() {
             busy = true;
             if let Some(a) = &mut self.conn {
-                a.events.push(json_safe_event(e));
+                a.events.push(e);
             }
         }
+        // Before the observations: the sweep that came with one is then already handed over.
         if let Some(pc) = self.points.latest() {
             busy = true;
-            if let Some(a) = &mut self.conn {
-                match acres_ros::cloud::from_cloud(&pc) {
-                    Ok(pts) => {
-                        let t_s = f64::from(pc.header.stamp.sec) + f64::from(pc.header.stamp.nanosec) * 1e-9;
-                        if a.sweep.replace(link::Sweep::pack(t_s, &pts)).is_some() {
-                            a.dropped_sweeps += 1;
-                        }
-                    }
-                    Err(e) => debug!(error = %e, "sweep skipped"),
-                }
+            if self.conn.as_ref().is_some_and(|a| a.attached) {
+                self.sweeps.hand(pc);
+                self.sweep_handed = Some(Instant::now());
             }
         }
         while let Some(o) = self.observation.take() {
             busy = true;
             if let Some(a) = &mut self.conn {
                 if a.attached {
-                    a.send_step(o);
+                    a.step(o, &self.sweeps);
                 }
             }
         }
@@ -372,51 +403,50 @@ impl Bridge {
 }
 
 impl Attached {
-    fn send_step(&mut self, observation: Observation) {
+    /// The step of an observation: sent at once, or held while its sweep is being packed (only
+    /// a step without events; a step already held goes first).
+    fn step(&mut self, observation: Observation, sweeps: &sweeps::Sweeps) {
+        self.release_held(sweeps, true);
         self.seq += 1;
-        let with_sweep = self.sweep.is_some() && self.conn.sweep_free();
         let step = link::Step {
             seq: self.seq,
             observation,
             events: std::mem::take(&mut self.events),
-            sweep: if with_sweep { self.sweep.take() } else { None },
+            sweep: None,
             truth: self.truth.take(),
-            dropped_sweeps: self.dropped_sweeps,
+            dropped_sweeps: 0,
         };
-        let m = FromBridge::Step(step);
-        if with_sweep {
-            self.conn.send_with_sweep(&m);
+        if step.events.is_empty() && sweeps.packing() && !sweeps.ready() && self.conn.sweep_free() {
+            self.held = Some((step, Instant::now()));
         } else {
-            self.conn.send(&m);
+            self.send_step(step, sweeps);
         }
+    }
+
+    /// Sends the held step when its sweep is packed, when the wait is over, or when `now`; true
+    /// when it went.
+    fn release_held(&mut self, sweeps: &sweeps::Sweeps, now: bool) -> bool {
+        let due = self
+            .held
+            .as_ref()
+            .is_some_and(|(_, since)| now || !sweeps.packing() || since.elapsed() >= HOLD_MAX);
+        if !due {
+            return false;
+        }
+        let (step, _) = self.held.take().expect("checked");
+        self.send_step(step, sweeps);
+        true
+    }
+
+    /// Sends a step with the packed sweep when one waits and nothing is queued before it.
+    fn send_step(&mut self, mut step: link::Step, sweeps: &sweeps::Sweeps) {
+        let sweep = if self.conn.sweep_free() { sweeps.take() } else { None };
+        step.dropped_sweeps = sweeps.dropped();
+        self.conn.send_line(link::encode_step(&step, sweep.as_ref()), sweep.is_some());
     }
 }
 
 fn refuse(conn: &Conn, code: RefusedCode, reason: String) {
     conn.send(&FromBridge::Refused(link::Refused { code, reason }));
     conn.close(Duration::from_millis(200));
-}
-
-/// An event whose `hold_at` JSON can carry: `geometry_msgs/Point` has no NaN encoding on the
-/// link, so a hold place that is not given (every event but `shield_hold`) travels as (0, 0, 0).
-pub fn json_safe_event(mut e: SkillEvent) -> SkillEvent {
-    let p = &mut e.hold_at;
-    if !(p.x.is_finite() && p.y.is_finite() && p.z.is_finite()) {
-        *p = Default::default();
-    }
-    e
-}
-
-/// Truth whose JSON the link can carry: an object not seen yet (`first_seen_s` NaN) travels
-/// with `first_seen_s` -1, and a non-finite energy as 0.
-pub fn json_safe_truth(mut t: SimTruth) -> SimTruth {
-    for o in &mut t.objects {
-        if !o.first_seen_s.is_finite() {
-            o.first_seen_s = -1.0;
-        }
-    }
-    if !t.energy_mj.is_finite() {
-        t.energy_mj = 0.0;
-    }
-    t
 }

@@ -27,8 +27,7 @@ fn bad_lines_get_the_documented_answers_and_the_link_stays_usable() {
         return;
     }
     let t0 = Instant::now();
-    let dir = std::env::temp_dir().join(format!("acres-link-lines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("lines");
     let _bridge = bridge(5641, &[], &dir.join("bridge.log"), &[]);
     let mut c = Raw::connect(5641);
     assert!(
@@ -90,8 +89,7 @@ fn the_token_is_checked_at_attach() {
         return;
     }
     let t0 = Instant::now();
-    let dir = std::env::temp_dir().join(format!("acres-link-token-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("token");
     let _bridge = bridge(5642, &[], &dir.join("bridge.log"), &[("ACRES_LINK_TOKEN", "field-secret-42")]);
     for (given, ok) in [(None, false), (Some("field-secret-41"), false), (Some("field-secret-42"), true)] {
         let mut c = Raw::connect(5642);
@@ -123,8 +121,7 @@ fn a_non_loopback_host_needs_a_token_or_allow_insecure() {
         return;
     }
     let t0 = Instant::now();
-    let dir = std::env::temp_dir().join(format!("acres-link-insecure-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("insecure");
     let log = dir.join("bridge.log");
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_acres_bridge"));
     cmd.args(["--ros-args", "-p", "host:=0.0.0.0", "-p", "port:=5643"])

@@ -30,10 +30,12 @@ mod messages;
 mod sweep;
 
 pub use messages::*;
-pub use sweep::{Sweep, SweepError, FIELDS_PER_POINT};
+pub use sweep::{PackedSweep, Sweep, SweepError, BYTES_PER_POINT, FIELDS_PER_POINT};
 
-/// The protocol version, checked at `hello`/`attach`.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The protocol version, checked at `hello`/`attach`. Version 2: the observation carries the
+/// route ahead, and a `geometry_msgs/Point` that is not given (an event's `hold_at`) is `null`
+/// like every other float that is not given.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The longest line either side reads, bytes (a 14,400-point sweep is about 310 kB).
 pub const MAX_LINE_BYTES: usize = 4 << 20;
@@ -82,6 +84,33 @@ pub fn encode<M: serde::Serialize>(msg: &M) -> String {
     let mut s = serde_json::to_string(msg).expect("link messages always serialize");
     s.push('\n');
     s
+}
+
+/// Encodes a step whose sweep was packed beforehand (`step.sweep` is ignored): the same line as
+/// [`encode`] of the step with that sweep, with the sweep's text copied, not encoded again.
+pub fn encode_step(step: &Step, sweep: Option<&PackedSweep>) -> String {
+    /// [`FromBridge::Step`] as it serializes, with the sweep as ready JSON text.
+    #[derive(serde::Serialize)]
+    struct StepLine<'a> {
+        #[serde(rename = "type")]
+        ty: &'static str,
+        seq: u64,
+        observation: &'a acres_msgs::acres_interfaces::Observation,
+        events: &'a [acres_msgs::acres_interfaces::SkillEvent],
+        sweep: Option<&'a serde_json::value::RawValue>,
+        truth: &'a Option<acres_msgs::acres_interfaces::SimTruth>,
+        dropped_sweeps: u64,
+    }
+    let line = StepLine {
+        ty: "step",
+        seq: step.seq,
+        observation: &step.observation,
+        events: &step.events,
+        sweep: sweep.map(PackedSweep::raw),
+        truth: &step.truth,
+        dropped_sweeps: step.dropped_sweeps,
+    };
+    encode(&line)
 }
 
 /// Decodes one line (with or without its `\n`) as a message of one direction

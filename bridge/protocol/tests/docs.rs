@@ -1,9 +1,10 @@
 //! Every example line of `docs/link-protocol.md` decodes as a message of its section's direction,
-//! and every message type of both directions has an example there.
+//! every message type of both directions has an example there, and the examples speak the
+//! current version.
 
 use std::collections::BTreeSet;
 
-use acres_link_protocol::{decode, FromBridge, FromHarness};
+use acres_link_protocol::{decode, FromBridge, FromHarness, PROTOCOL_VERSION};
 
 #[test]
 fn every_documented_line_decodes_and_every_type_is_documented() {
@@ -22,8 +23,8 @@ fn every_documented_line_decodes_and_every_type_is_documented() {
             in_block = false;
         } else if in_block {
             let ty = match section {
-                "bridge" => decode::<FromBridge>(line).map(|_| ()),
-                "harness" => decode::<FromHarness>(line).map(|_| ()),
+                "bridge" => decode::<FromBridge>(line).map(|m| check_bridge(&m, i + 1)),
+                "harness" => decode::<FromHarness>(line).map(|m| check_harness(&m, i + 1)),
                 _ => panic!("line {}: an example outside a direction's section", i + 1),
             };
             ty.unwrap_or_else(|e| panic!("docs/link-protocol.md:{}: {e}", i + 1));
@@ -51,4 +52,28 @@ fn every_documented_line_decodes_and_every_type_is_documented() {
     .map(|s| s.to_string())
     .collect();
     assert_eq!(seen, want);
+}
+
+fn check_bridge(m: &FromBridge, line: usize) {
+    match m {
+        FromBridge::Hello(h) => assert_eq!(h.version, PROTOCOL_VERSION, "line {line}"),
+        FromBridge::Step(s) => {
+            assert!(!s.observation.route_ahead.is_empty(), "line {line}: the example shows a route ahead");
+            for e in &s.events {
+                if e.event != "shield_hold" {
+                    assert!(
+                        e.hold_at.x.is_nan() && e.hold_at.y.is_nan(),
+                        "line {line}: hold_at not given is null"
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn check_harness(m: &FromHarness, line: usize) {
+    if let FromHarness::Attach(a) = m {
+        assert_eq!(a.version, PROTOCOL_VERSION, "line {line}");
+    }
 }

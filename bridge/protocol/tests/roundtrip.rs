@@ -77,6 +77,21 @@ proptest! {
     }
 
     #[test]
+    fn a_step_with_a_packed_sweep_is_the_line_of_the_step_with_that_sweep(seed in any::<u64>()) {
+        let pts: Vec<[f32; 4]> = (0..(seed % 40)).map(|i| [i as f32 * 0.5, -1.25, seed as f32, 0.5]).collect();
+        let t_s = (seed % 100_000) as f64 * 0.05;
+        for m in bridge_msgs(seed) {
+            let FromBridge::Step(mut step) = m else { continue };
+            step.sweep = Some(Sweep::pack(t_s, &pts));
+            let whole = encode(&FromBridge::Step(step.clone()));
+            let packed = PackedSweep::pack(t_s, &pts);
+            prop_assert_eq!(&encode_step(&step, Some(&packed)), &whole);
+            step.sweep = None;
+            prop_assert_eq!(encode_step(&step, None), encode(&FromBridge::Step(step)));
+        }
+    }
+
+    #[test]
     fn random_and_truncated_lines_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400), cut in 0usize..2000, seed in any::<u64>()) {
         let text = String::from_utf8_lossy(&bytes);
         let _ = decode::<FromBridge>(&text);
@@ -138,4 +153,35 @@ fn a_full_sweep_fits_a_line_and_its_bytes_are_known() {
         FromBridge::Step(st) => assert_eq!(st.sweep.unwrap().unpack().unwrap(), pts),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_point_or_time_not_given_travels_as_null_and_comes_back_not_given() {
+    let g = &mut Gen::new(5);
+    let mut event = SkillEvent::example(g);
+    event.hold_at = acres_msgs::geometry_msgs::Point { x: f64::NAN, y: f64::NAN, z: f64::NAN };
+    let mut truth = SimTruth::example(g);
+    truth.objects.push(acres_msgs::acres_interfaces::SimObject {
+        id: 9,
+        kind: "truck".into(),
+        first_seen_s: f64::NAN,
+        ..Default::default()
+    });
+    let step = FromBridge::Step(Step {
+        seq: 3,
+        observation: Observation::example(g),
+        events: vec![event],
+        sweep: None,
+        truth: Some(truth),
+        dropped_sweeps: 0,
+    });
+    let line = encode(&step);
+    let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(v["events"][0]["hold_at"], serde_json::json!({"x": null, "y": null, "z": null}));
+    let objects = v["truth"]["objects"].as_array().unwrap();
+    assert_eq!(objects.last().unwrap()["first_seen_s"], serde_json::Value::Null);
+    let FromBridge::Step(back) = decode::<FromBridge>(&line).unwrap() else { panic!() };
+    assert!(back.events[0].hold_at.x.is_nan() && back.events[0].hold_at.z.is_nan());
+    assert!(back.truth.as_ref().unwrap().objects.last().unwrap().first_seen_s.is_nan());
+    assert_eq!(encode(&FromBridge::Step(back)), line, "the same line again");
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use acres_core::objects::ObjectKind;
-use acres_farm::geom::Pose;
+use acres_farm::geom::{Pose, Vec2};
 use acres_link_protocol::Sweep;
 use acres_msgs::acres_interfaces::{Observation, SimTruth, SkillEvent as EventMsg};
 use acres_msgs::builtin_interfaces::Time;
@@ -38,6 +38,11 @@ pub fn vehicle_of(o: &Observation) -> VehicleView {
         speed_mps: o.speed_mps,
         odom_m: o.odom_m,
     }
+}
+
+/// The route ahead in an observation (map frame).
+pub fn route_of(o: &Observation) -> Vec<Vec2> {
+    o.route_ahead.iter().map(|p| Vec2::new(p.x, p.y)).collect()
 }
 
 /// The skill server's status in an observation.

@@ -5,18 +5,25 @@
 //!   observation's stamp, and
 //!   [`WorldPort::step`] waits for the next `step` (a scripted planner's think time is waited
 //!   out on the vehicle's clock; a model call's latency passes in real time while steps queue).
-//! - The scan comes from each sweep through `acres_vehicle::scan` (the one scan function).
+//! - The scan comes from each sweep through `acres_vehicle::scan` (the one scan function), made
+//!   on the session's reader thread.
 //! - Beats and pings go from their own thread ([`session`]), whatever the planner does.
 //! - The world can be lost ([`WorldPort::lost`]): socket closed, no pong in 2 s, or no step for
 //!   `--link-silent-s`.
 //! - Without a simulator's truth (a real vehicle) [`WorldPort::truth`] is `None`.
-//! - What the link does not carry: the route ahead of the running motion (empty here, so
-//!   `returns_on_route` does not fire on a link run) and the scenario's pending object events
-//!   (the core node has them). The digest is an FNV-1a hash of the steps' times and poses: it
-//!   identifies what came over the link, it does not replay.
+//! - The route ahead is the observation's (`route_ahead`, the vehicle node's skill server's), so
+//!   `returns_on_route` works as on the core world.
+//! - A skill ends on its `skill_ended` event, or on its goal's `result` when the event does not
+//!   come ([`ends`]): a lost event never freezes the status.
+//! - What the link does not carry: the scenario's pending object events (the core node has
+//!   them). The digest is an FNV-1a hash of the steps' times and poses: it identifies what came
+//!   over the link, it does not replay.
 
 pub mod convert;
+pub mod ends;
 pub mod session;
+#[cfg(test)]
+mod tests;
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -33,7 +40,7 @@ use link::{FromBridge, FromHarness};
 use crate::scenario::Scenario;
 use crate::world::{LinkStats, Truth, VehicleView, WorldPort};
 
-pub use session::{AttachError, Session};
+pub use session::{AttachError, Received, Session};
 
 /// How long a skill request waits for its reply, s.
 const REPLY_TIMEOUT_S: f64 = 5.0;
@@ -73,11 +80,17 @@ pub struct LinkWorld {
     vehicle: VehicleView,
     status: Status,
     ahead_m: f64,
+    route_ahead: Vec<Vec2>,
     scan: Option<Scan>,
     truth: Option<Truth>,
     events: Vec<SkillEvent>,
-    queued: VecDeque<link::Step>,
+    /// Steps received and not applied yet, each with the scan of its sweep.
+    queued: VecDeque<(link::Step, Option<Scan>)>,
+    /// The last step received (applied or queued).
+    last_seq: u64,
     replies: Vec<link::SkillReply>,
+    /// Skill ends from results when their events do not come.
+    ends: ends::Ends,
     next_id: u64,
     digest: u64,
     dropped_sweeps: u64,
@@ -114,11 +127,14 @@ impl LinkWorld {
                 scouted: Vec::new(),
             },
             ahead_m: f64::INFINITY,
+            route_ahead: Vec::new(),
             scan: None,
             truth: None,
             events: Vec::new(),
             queued: VecDeque::new(),
+            last_seq: 0,
             replies: Vec::new(),
+            ends: ends::Ends::default(),
             next_id: 0,
             digest: 0xcbf2_9ce4_8422_2325,
             dropped_sweeps: 0,
@@ -139,10 +155,14 @@ impl LinkWorld {
 
     /// Takes one message from the bridge, waiting up to `timeout`; false when none came.
     fn pump(&mut self, timeout: Duration) -> bool {
-        match self.session.rx.recv_timeout(timeout) {
-            Ok(FromBridge::Step(s)) => self.queued.push_back(s),
-            Ok(FromBridge::Reply(r)) => self.replies.push(r),
-            Ok(FromBridge::Error(e)) => eprintln!(
+        match self.session.rx.recv_timeout(timeout).map(|r| (r.msg, r.scan)) {
+            Ok((FromBridge::Step(s), scan)) => {
+                self.last_seq = s.seq;
+                self.queued.push_back((s, scan));
+            }
+            Ok((FromBridge::Reply(r), _)) => self.replies.push(r),
+            Ok((FromBridge::Result(r), _)) => self.ends.on_result(r, self.last_seq),
+            Ok((FromBridge::Error(e), _)) => eprintln!(
                 "acres-harness: link: the bridge could not read a line ({:?}): {}",
                 e.code, e.message
             ),
@@ -156,7 +176,7 @@ impl LinkWorld {
         true
     }
 
-    fn apply(&mut self, s: link::Step) {
+    fn apply(&mut self, s: link::Step, scan: Option<Scan>) {
         let mut v = convert::vehicle_of(&s.observation);
         let t0 = *self.t0_s.get_or_insert(v.t_s);
         v.t_s = ((v.t_s - t0) * 1e6).round() / 1e6;
@@ -165,6 +185,7 @@ impl LinkWorld {
         for e in &mut events {
             e.t_s = ((e.t_s - t0) * 1e6).round() / 1e6;
         }
+        self.ends.filter_events(&mut events);
         for e in &events {
             match e.name {
                 EventName::SkillStarted => self.open_skill = e.id,
@@ -176,17 +197,31 @@ impl LinkWorld {
         // before the skill's `skill_ended` came keeps the last status, so the loop never sees
         // a skill gone without its end.
         let status = convert::status_of(&s.observation);
+        self.ends.on_status(&status);
+        // A skill whose `skill_ended` did not come ends on its goal's result.
+        for e in self.ends.after_step(s.seq, self.vehicle.t_s) {
+            eprintln!(
+                "acres-harness: link: skill #{} ended by its goal's result ({}): its skill_ended event did not come",
+                e.id.unwrap_or(0),
+                e.code.map_or("?", |c| c.as_str())
+            );
+            if e.id == self.open_skill {
+                self.open_skill = None;
+            }
+            events.push(e);
+        }
         if status.skill.is_some() || self.open_skill.is_none() {
             self.status = status;
         }
         self.ahead_m = s.observation.ahead_m;
+        self.route_ahead = convert::route_of(&s.observation);
         self.dropped_sweeps = s.dropped_sweeps;
         for b in self.vehicle.t_s.to_le_bytes().iter().chain(self.vehicle.pose.x.to_le_bytes().iter()) {
             self.digest = (self.digest ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
         }
         self.events.extend(events);
-        if let Some(sw) = &s.sweep {
-            self.scan = convert::scan_of(sw).or(self.scan);
+        if scan.is_some() {
+            self.scan = scan;
         }
         if let Some(t) = &s.truth {
             self.truth = Some(convert::truth_of(t));
@@ -209,7 +244,7 @@ impl LinkWorld {
         let deadline = Instant::now() + timeout;
         let mut seen = 0;
         loop {
-            let hit = self.queued.iter().enumerate().skip(seen).find_map(|(i, s)| {
+            let hit = self.queued.iter().enumerate().skip(seen).find_map(|(i, (s, _))| {
                 s.events
                     .iter()
                     .filter_map(convert::event_of)
@@ -238,10 +273,10 @@ impl WorldPort for LinkWorld {
     }
     fn step(&mut self) -> bool {
         loop {
-            if let Some(s) = self.queued.pop_front() {
-                let sweep = s.sweep.is_some();
-                self.apply(s);
-                return sweep;
+            if let Some((s, scan)) = self.queued.pop_front() {
+                let swept = scan.is_some();
+                self.apply(s, scan);
+                return swept;
             }
             if self.lost().is_some() {
                 return false;
@@ -313,7 +348,7 @@ impl WorldPort for LinkWorld {
         self.status.clone()
     }
     fn route_ahead(&self) -> Vec<Vec2> {
-        Vec::new()
+        self.route_ahead.clone()
     }
     fn scan(&self) -> Option<&Scan> {
         self.scan.as_ref()

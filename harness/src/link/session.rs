@@ -1,5 +1,6 @@
 //! The harness's end of one link: the attach, a reader thread (lines in; pongs answered here so
-//! that a busy planner cannot delay them), a keeper thread (a `beat` every 0.2 s, a `ping` with
+//! that a busy planner cannot delay them; a step's sweep is turned into its scan here, off the
+//! loop's thread), a keeper thread (a `beat` every 0.2 s, a `ping` with
 //! each beat while none is outstanding, the loss checks) and the counts. Whatever the planner does, the keeper beats.
 //!
 //! The link is lost when the socket closes, when a ping gets no pong in
@@ -14,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use acres_link_protocol as link;
+use acres_vehicle::scan::Scan;
 use link::{FromBridge, FromHarness};
 
 /// How often a ping goes (with a beat, one outstanding at a time), s: a link that stops
@@ -83,12 +85,21 @@ impl Shared {
     }
 }
 
+/// A message from the bridge (not a pong), as the reader thread hands it over.
+#[derive(Debug)]
+pub struct Received {
+    /// The message.
+    pub msg: FromBridge,
+    /// The scan of a step's sweep (the vehicle's scan function), made on the reader thread.
+    pub scan: Option<Scan>,
+}
+
 /// An attached link.
 pub struct Session {
     /// What the threads share.
     pub shared: Arc<Shared>,
     /// Messages from the bridge other than pongs.
-    pub rx: Receiver<FromBridge>,
+    pub rx: Receiver<Received>,
     keeper: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -222,7 +233,7 @@ fn read(r: &mut impl BufRead) -> Option<Result<FromBridge, link::LineError>> {
     }
 }
 
-fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<FromBridge>) {
+fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>) {
     let mut line = String::new();
     loop {
         line.clear();
@@ -248,11 +259,15 @@ fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<FromBridge>) 
                     }
                 }
             }
-            Ok(m) => {
-                if matches!(m, FromBridge::Step(_)) {
-                    *sh.last_step.lock().expect("step lock") = Instant::now();
-                }
-                if tx.send(m).is_err() {
+            Ok(msg) => {
+                let scan = match &msg {
+                    FromBridge::Step(s) => {
+                        *sh.last_step.lock().expect("step lock") = Instant::now();
+                        s.sweep.as_ref().and_then(super::convert::scan_of)
+                    }
+                    _ => None,
+                };
+                if tx.send(Received { msg, scan }).is_err() {
                     return;
                 }
             }

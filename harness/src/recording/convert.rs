@@ -116,6 +116,9 @@ pub fn observation(v: &VehicleView, st: &Status, ahead_m: f64, energy_estimate_m
         coverage: st.coverage.iter().map(|(f, c)| FieldCoverage { field: f.clone(), coverage: *c }).collect(),
         scouted: st.scouted.clone(),
         energy_estimate_mj,
+        // Empty in recordings: a route of hundreds of points 20 times a second would grow the
+        // files several times over.
+        route_ahead: Vec::new(),
     }
 }
 

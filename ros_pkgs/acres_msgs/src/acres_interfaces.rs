@@ -86,6 +86,9 @@ message! {
         /// Fuel energy used, estimated from the driven distance, MJ; NaN without cost tables.
         #[serde(with = "crate::json_float")]
         energy_estimate_mj: f64,
+        /// The route ahead of the running motion (or of the interrupted one), map frame, m;
+        /// empty when none.
+        route_ahead: Vec<Point>,
     }
 }
 

@@ -20,14 +20,18 @@ pub mod geometry_msgs {
     }
 
     message! {
-        /// A point in free space, m.
+        /// A point in free space, m. In JSON a coordinate that is not given (NaN, as an
+        /// `acres_interfaces` field that does not apply) is `null`.
         #[derive(Default, Copy)]
         Point = "geometry_msgs" / "msg" / "Point" {
             /// x, m.
+            #[serde(with = "crate::json_float")]
             x: f64,
             /// y, m.
+            #[serde(with = "crate::json_float")]
             y: f64,
             /// z, m.
+            #[serde(with = "crate::json_float")]
             z: f64,
         }
     }

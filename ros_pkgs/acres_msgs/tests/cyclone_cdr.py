@@ -277,6 +277,7 @@ class Observation:
     coverage: sequence[FieldCoverage]
     scouted: sequence[str]
     energy_estimate_mj: float64
+    route_ahead: sequence[Point]
 
 
 @msg(A, "msg", "SkillEvent")

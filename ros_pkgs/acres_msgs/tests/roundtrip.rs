@@ -128,6 +128,15 @@ fn nan_and_infinities_travel_in_json_and_come_back() {
     assert_eq!((back.ahead_m, back.hold_since_s), (f64::INFINITY, f64::NEG_INFINITY));
     // CDR carries the same bits.
     assert_eq!(Observation::decode(&obs.encode()).expect("decodes").encode(), obs.encode());
+    // A point that is not given (an event's `hold_at` but on `shield_hold`) is null, not 0.
+    let e = acres_msgs::acres_interfaces::SkillEvent {
+        hold_at: acres_msgs::geometry_msgs::Point { x: f64::NAN, y: f64::NAN, z: f64::NAN },
+        ..Default::default()
+    };
+    let json = serde_json::to_value(&e).expect("serializes");
+    assert_eq!(json["hold_at"], serde_json::json!({"x": null, "y": null, "z": null}));
+    let back: acres_msgs::acres_interfaces::SkillEvent = serde_json::from_value(json).expect("deserializes");
+    assert!(back.hold_at.x.is_nan() && back.hold_at.y.is_nan() && back.hold_at.z.is_nan());
 
     let scan = LaserScan {
         ranges: vec![1.5, f32::INFINITY, f32::NAN],

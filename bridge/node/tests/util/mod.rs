@@ -70,6 +70,36 @@ pub fn bridge(port: u16, extra: &[&str], log: &Path, envs: &[(&str, &str)]) -> P
     node("bridge", Path::new(env!("CARGO_BIN_EXE_acres_bridge")), &p, log, envs)
 }
 
+/// A temporary folder of a test, removed on drop unless the test failed (its logs then stay).
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// A fresh `acres-link-TAG-PID` in the temporary folder.
+    pub fn new(tag: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("acres-link-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        TempDir(dir)
+    }
+}
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("logs kept in {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 /// The simulated stack: core node, vehicle node, bridge, on a link scenario.
 pub struct Stack {
     /// The core node.
@@ -78,10 +108,10 @@ pub struct Stack {
     pub vehicle: Proc,
     /// The bridge.
     pub bridge: Proc,
-    /// The logs' folder.
-    pub dir: PathBuf,
     /// The bridge's port.
     pub port: u16,
+    /// The logs' folder (the last field: dropped after the nodes are killed).
+    pub dir: TempDir,
 }
 
 /// A scenario of `scenarios/link`.
@@ -92,9 +122,7 @@ pub fn scenario(name: &str) -> String {
 impl Stack {
     /// Starts the three nodes (core at `rate` × real time).
     pub fn start(tag: &str, scenario_name: &str, port: u16, rate: f64, vehicle_extra: &[&str]) -> Stack {
-        let dir = std::env::temp_dir().join(format!("acres-link-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dir = TempDir::new(tag);
         let sc = scenario(scenario_name);
         let maps = repo().join("scenarios/maps").display().to_string();
         let core = node(
@@ -109,7 +137,7 @@ impl Stack {
         vp.extend(vehicle_extra.iter().map(|s| s.to_string()));
         let vehicle = node("vehicle", &bin("acres_vehicle_node"), &vp, &dir.join("vehicle.log"), &[]);
         let bridge = bridge(port, &["use_sim_time:=true"], &dir.join("bridge.log"), &[]);
-        Stack { core, vehicle, bridge, dir, port }
+        Stack { core, vehicle, bridge, port, dir }
     }
 
     /// Starts a harness run of `scenario_name` over the link, its run folders under `dir/out`.

@@ -3,6 +3,7 @@
 use crate::{Observation, SkillEvent, SkillServer};
 use acres_farm::geom::Pose;
 use acres_msgs::acres_interfaces::{FieldCoverage, Observation as ObsMsg, SkillEvent as EventMsg};
+use acres_msgs::geometry_msgs::Point;
 use acres_msgs::nav_msgs::Odometry;
 use acres_msgs::std_msgs::Header;
 use acres_ros::node::stamp;
@@ -56,6 +57,7 @@ pub fn observation_msg(obs: &Observation, server: &SkillServer, odom_m: f64, shi
             .collect(),
         scouted: st.scouted,
         energy_estimate_mj: f64::NAN,
+        route_ahead: server.route_ahead().into_iter().map(|p| Point { x: p.x, y: p.y, z: 0.0 }).collect(),
     }
 }
 
