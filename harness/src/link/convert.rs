@@ -133,6 +133,13 @@ pub fn truth_of(t: &SimTruth) -> Truth {
 
 /// The scan of a sweep, with the vehicle's scan function; `None` when the data is broken.
 pub fn scan_of(s: &Sweep) -> Option<acres_vehicle::scan::Scan> {
+    sweep_of(s).map(|(scan, _)| scan)
+}
+
+/// The scan of a sweep and its points (sensor frame: x, y, z, intensity), which the recording
+/// keeps; `None` when the data is broken.
+pub fn sweep_of(s: &Sweep) -> Option<(acres_vehicle::scan::Scan, Vec<[f32; 4]>)> {
     let pts = s.unpack().ok()?;
-    Some(acres_vehicle::scan::scan(&pts, &acres_vehicle::scan::ScanConfig::default()))
+    let scan = acres_vehicle::scan::scan(&pts, &acres_vehicle::scan::ScanConfig::default());
+    Some((scan, pts))
 }

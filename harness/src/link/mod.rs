@@ -40,6 +40,9 @@ use link::{FromBridge, FromHarness};
 use crate::scenario::Scenario;
 use crate::world::{LinkStats, Truth, VehicleView, WorldPort};
 
+/// A step's sweep as the reader thread made it: its scan and its points (sensor frame).
+type SweepSeen = (Scan, Vec<[f32; 4]>);
+
 pub use session::{AttachError, Received, Session};
 
 /// How long a skill request waits for its reply, s.
@@ -82,10 +85,13 @@ pub struct LinkWorld {
     ahead_m: f64,
     route_ahead: Vec<Vec2>,
     scan: Option<Scan>,
+    /// The last sweep's points and the LiDAR's geometry (the scenario's), for the recording.
+    points: Option<Vec<[f32; 4]>>,
+    lidar: Option<acres_core::lidar::LidarConfig>,
     truth: Option<Truth>,
     events: Vec<SkillEvent>,
     /// Steps received and not applied yet, each with the scan of its sweep.
-    queued: VecDeque<(link::Step, Option<Scan>)>,
+    queued: VecDeque<(link::Step, Option<SweepSeen>)>,
     /// The last step received (applied or queued).
     last_seq: u64,
     replies: Vec<link::SkillReply>,
@@ -129,6 +135,8 @@ impl LinkWorld {
             ahead_m: f64::INFINITY,
             route_ahead: Vec::new(),
             scan: None,
+            points: None,
+            lidar: wc.lidar.clone(),
             truth: None,
             events: Vec::new(),
             queued: VecDeque::new(),
@@ -155,7 +163,7 @@ impl LinkWorld {
 
     /// Takes one message from the bridge, waiting up to `timeout`; false when none came.
     fn pump(&mut self, timeout: Duration) -> bool {
-        match self.session.rx.recv_timeout(timeout).map(|r| (r.msg, r.scan)) {
+        match self.session.rx.recv_timeout(timeout).map(|r| (r.msg, r.scan.zip(r.points))) {
             Ok((FromBridge::Step(s), scan)) => {
                 self.last_seq = s.seq;
                 self.queued.push_back((s, scan));
@@ -176,7 +184,7 @@ impl LinkWorld {
         true
     }
 
-    fn apply(&mut self, s: link::Step, scan: Option<Scan>) {
+    fn apply(&mut self, s: link::Step, sweep: Option<SweepSeen>) {
         let mut v = convert::vehicle_of(&s.observation);
         let t0 = *self.t0_s.get_or_insert(v.t_s);
         v.t_s = ((v.t_s - t0) * 1e6).round() / 1e6;
@@ -220,8 +228,9 @@ impl LinkWorld {
             self.digest = (self.digest ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
         }
         self.events.extend(events);
-        if scan.is_some() {
-            self.scan = scan;
+        if let Some((scan, points)) = sweep {
+            self.scan = Some(scan);
+            self.points = Some(points);
         }
         if let Some(t) = &s.truth {
             self.truth = Some(convert::truth_of(t));
@@ -352,6 +361,12 @@ impl WorldPort for LinkWorld {
     }
     fn scan(&self) -> Option<&Scan> {
         self.scan.as_ref()
+    }
+    fn sweep_points(&self) -> Option<&[[f32; 4]]> {
+        self.points.as_deref()
+    }
+    fn lidar(&self) -> Option<acres_core::lidar::LidarConfig> {
+        self.lidar.clone()
     }
     fn sensor_pose(&self) -> Pose {
         let p = self.vehicle.pose;

@@ -92,6 +92,8 @@ pub struct Received {
     pub msg: FromBridge,
     /// The scan of a step's sweep (the vehicle's scan function), made on the reader thread.
     pub scan: Option<Scan>,
+    /// The sweep's points (sensor frame), for the recording.
+    pub points: Option<Vec<[f32; 4]>>,
 }
 
 /// An attached link.
@@ -260,14 +262,15 @@ fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>) {
                 }
             }
             Ok(msg) => {
-                let scan = match &msg {
+                let sweep = match &msg {
                     FromBridge::Step(s) => {
                         *sh.last_step.lock().expect("step lock") = Instant::now();
-                        s.sweep.as_ref().and_then(super::convert::scan_of)
+                        s.sweep.as_ref().and_then(super::convert::sweep_of)
                     }
                     _ => None,
                 };
-                if tx.send(Received { msg, scan }).is_err() {
+                let (scan, points) = sweep.map_or((None, None), |(s, p)| (Some(s), Some(p)));
+                if tx.send(Received { msg, scan, points }).is_err() {
                     return;
                 }
             }

@@ -223,3 +223,26 @@ fn the_route_ahead_is_the_observations_and_a_lost_skill_ended_is_made_from_the_r
     assert_eq!(ends[0].cause, None, "the event's end, not one made from the result");
     w.end("done");
 }
+
+#[test]
+fn a_steps_sweep_gives_the_scan_and_the_points_the_recording_keeps() {
+    let points: Vec<[f32; 4]> =
+        (0..360).map(|i| [4.0 + (i % 7) as f32, (i as f32) * 0.01 - 1.8, 0.5, 9.0]).collect();
+    let mut first = step(1, obs(10.05, None, &[]), vec![]);
+    if let FromBridge::Step(s) = &mut first {
+        s.sweep = Some(link::Sweep::pack(10.05, &points));
+    }
+    let bridge = ScriptedBridge::start(first, |_| vec![]);
+    let opts = LinkOptions { host: "127.0.0.1".into(), port: bridge.port, silent_s: 30.0, token: None };
+    let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
+    // The world's first step is the attach step; a second step without a sweep keeps the last.
+    bridge.send(&step(2, obs(10.1, None, &[]), vec![]));
+    while w.t_s() < 0.05 - 1e-9 {
+        w.step();
+    }
+    assert_eq!(w.sweep_points(), Some(&points[..]), "the sweep's points, bit for bit");
+    let scan = w.scan().expect("a scan from the sweep");
+    assert!(scan.ranges_m.iter().any(|r| r.is_finite()), "the scan sees the points");
+    let lidar = w.lidar().expect("the scenario's LiDAR geometry");
+    assert!(lidar.mount_height_m > 0.0);
+}
