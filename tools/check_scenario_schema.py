@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "harness" / "schemas" / "scenario.schema.json"
 SHIPPED = ROOT / "scenarios"
-CORPUS = ROOT / "tests" / "corpus" / "scenarios"
+CORPUS = ROOT / "harness" / "tests" / "corpus" / "scenarios"
 LEVELS = CORPUS / "levels.txt"
 KNOWN_LEVELS = ("syntax", "schema", "semantic")
 
