@@ -5,7 +5,7 @@
 //! keeper beats every 0.2 s). Prints (asserts nothing):
 //!
 //! - DDS alone: the same sweeps from publish to a subscriber of this process (the floor the link
-//!   stands on, measured before the bridge starts);
+//!   stands on), measured before the bridge starts;
 //! - sweep latency from publish to the harness's scan (p50, p99, max);
 //! - beat period jitter at `/acres/skill/heartbeat` (p50, p99);
 //! - the bridge's CPU share, bytes per sweep step on the socket, sweeps dropped;
@@ -74,7 +74,14 @@ fn dds_alone(env: RosEnv, points_pub: &Pub<PointCloud2>, pts: &[[f32; 4]]) {
     let args = RosArgs::parse(["probe"], "acres_link_probe").unwrap();
     let mut probe = RosNode::new(args, env).unwrap();
     let sub = probe.subscription::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();
-    std::thread::sleep(Duration::from_millis(1500)); // discovery
+    // Discovery: sweeps until one arrives (up to 10 s).
+    let t0 = Instant::now();
+    while sub.take().is_none() && t0.elapsed() < Duration::from_secs(10) {
+        points_pub.publish(cloud(pts));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    while sub.take().is_some() {}
     let mut lat = Vec::new();
     for _ in 0..PROBE_SWEEPS {
         points_pub.publish(cloud(pts));
@@ -248,7 +255,7 @@ fn main() {
         shared.lost().unwrap_or_default()
     );
     let _ = Command::new("kill").args(["-CONT", &pid.to_string()]).status();
-    println!("  load average at the end: {}", loadavg());
     let _ = bridge.kill();
     let _ = bridge.wait();
+    println!("  load average at the end: {}", loadavg());
 }

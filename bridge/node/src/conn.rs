@@ -1,8 +1,9 @@
 //! One harness connection: a reader thread that turns lines into messages (bounded by
 //! [`MAX_LINE_BYTES`]; a longer line is skipped and reported) and a writer thread that drains an
 //! outbox of encoded lines. Control lines are queued in order; a step carries a sweep only when
-//! the outbox is empty and no sweep is still being written, so control traffic never waits
-//! behind more than the line being written (the bridge keeps the newest sweep meanwhile).
+//! no sweep is queued or being written and the outbox holds less than [`SWEEP_QUEUE_MAX`] (a
+//! pong queued just before does not stop it), so control traffic never waits behind more than
+//! one sweep, and only one queued after it (the bridge keeps the newest sweep meanwhile).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -23,9 +24,14 @@ pub enum Incoming {
     Closed,
 }
 
+/// A sweep may be queued behind at most this many bytes of lines.
+pub const SWEEP_QUEUE_MAX: usize = 64 << 10;
+
 #[derive(Default)]
 struct Outbox {
     lines: VecDeque<(String, bool)>,
+    /// Bytes of the queued lines.
+    queued_bytes: usize,
     sweep_in_flight: bool,
     closed: bool,
 }
@@ -100,14 +106,16 @@ impl Conn {
         if sweep {
             o.sweep_in_flight = true;
         }
+        o.queued_bytes += line.len();
         o.lines.push_back((line, sweep));
         cv.notify_one();
     }
 
-    /// True when a sweep could be written at once (nothing queued, no sweep being written).
+    /// True when a sweep could go at once: no sweep queued or being written, and less than
+    /// [`SWEEP_QUEUE_MAX`] queued before it.
     pub fn sweep_free(&self) -> bool {
         let o = self.outbox.0.lock().expect("outbox lock");
-        o.lines.is_empty() && !o.sweep_in_flight
+        !o.sweep_in_flight && o.queued_bytes < SWEEP_QUEUE_MAX
     }
 
     /// Writes what is queued (up to `timeout`), then closes the socket.
@@ -149,6 +157,7 @@ fn write_loop(outbox: &(Mutex<Outbox>, Condvar), w: &mut TcpStream, counts: &Cou
                     return;
                 }
                 if let Some(x) = o.lines.pop_front() {
+                    o.queued_bytes -= x.0.len();
                     break x;
                 }
                 o = cv.wait(o).expect("outbox lock");
