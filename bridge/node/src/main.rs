@@ -14,23 +14,15 @@
 use std::process::ExitCode;
 
 use acres_bridge::{Bridge, Params};
-use acres_ros::run::{init_logging, Shutdown};
+use acres_ros::run::{node_main, Shutdown};
 use acres_ros::{RosArgs, RosEnv, RosNode};
 use anyhow::Context;
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("acres_bridge: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    node_main("acres_bridge", "acres_bridge", run)
 }
 
-fn run() -> anyhow::Result<()> {
-    let args = RosArgs::parse(std::env::args(), "acres_bridge")?;
-    init_logging(args.log_level.as_deref());
+fn run(args: RosArgs) -> anyhow::Result<()> {
     let params = Params::from_args(&args)?;
     params.check().map_err(|e| anyhow::anyhow!(e))?;
     let shutdown = Shutdown::install().context("signal handler")?;

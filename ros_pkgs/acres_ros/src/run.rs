@@ -1,9 +1,38 @@
-//! What every node binary does at start: logs through `tracing` (level from `--log-level`, or
-//! `RUST_LOG`, else `info`; ros2-client's `log` records are bridged), and a stop flag raised by
-//! SIGINT or SIGTERM.
+//! What every node binary does at start: its `main` ([`node_main`]: `--ros-args`, logs, exit
+//! codes), logs through `tracing` (level from `--log-level`, or `RUST_LOG`, else `info`;
+//! ros2-client's `log` records are bridged), and a stop flag raised by SIGINT or SIGTERM.
 
+use std::fmt::Display;
+use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use crate::RosArgs;
+
+/// The `main` of a node executable `exe`: parses the command line's `--ros-args` (node name
+/// `default_name` unless remapped), starts the logs, runs `body` and maps its outcome to the exit
+/// code: 0, or 2 with `exe: <error>` on stderr (bad arguments, bad parameters, bad input files,
+/// a node that cannot start). `body` returns when the node stops (a signal: see [`Shutdown`]).
+pub fn node_main<E: Display>(
+    exe: &str,
+    default_name: &str,
+    body: impl FnOnce(RosArgs) -> Result<(), E>,
+) -> ExitCode {
+    let outcome = match RosArgs::parse(std::env::args(), default_name) {
+        Ok(args) => {
+            init_logging(args.log_level.as_deref());
+            body(args).map_err(|e| format!("{e:#}"))
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{exe}: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
 
 /// Installs the log subscriber (stderr).
 pub fn init_logging(level: Option<&str>) {

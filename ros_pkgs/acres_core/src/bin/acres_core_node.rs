@@ -13,23 +13,15 @@
 use std::process::ExitCode;
 
 use acres_core::node::{CoreNode, Params};
-use acres_ros::run::{init_logging, Shutdown};
+use acres_ros::run::{node_main, Shutdown};
 use acres_ros::{RosArgs, RosEnv, RosNode};
 use anyhow::Context;
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("acres_core_node: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    node_main("acres_core_node", "acres_core", run)
 }
 
-fn run() -> anyhow::Result<()> {
-    let args = RosArgs::parse(std::env::args(), "acres_core")?;
-    init_logging(args.log_level.as_deref());
+fn run(args: RosArgs) -> anyhow::Result<()> {
     let params = Params::from_args(&args)?;
     anyhow::ensure!(!params.scenario.is_empty(), "parameter scenario is required (-p scenario:=FILE)");
     let sc = acres_scenario::load(params.scenario.as_ref(), params.maps_dir.as_ref())

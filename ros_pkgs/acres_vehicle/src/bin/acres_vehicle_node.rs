@@ -14,24 +14,16 @@
 
 use std::process::ExitCode;
 
-use acres_ros::run::{init_logging, Shutdown};
+use acres_ros::run::{node_main, Shutdown};
 use acres_ros::{RosArgs, RosEnv, RosNode};
 use acres_vehicle::node::{Params, VehicleNode};
 use anyhow::Context;
 
 fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("acres_vehicle_node: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    node_main("acres_vehicle_node", "acres_vehicle", run)
 }
 
-fn run() -> anyhow::Result<()> {
-    let args = RosArgs::parse(std::env::args(), "acres_vehicle")?;
-    init_logging(args.log_level.as_deref());
+fn run(args: RosArgs) -> anyhow::Result<()> {
     let params = Params::from_args(&args)?;
     let scenario = args.str_or("scenario", "")?;
     anyhow::ensure!(!scenario.is_empty(), "parameter scenario is required (-p scenario:=FILE)");
