@@ -38,10 +38,10 @@ def node_parameters(pkg):
     folder = PACKAGES[pkg]
     sources = list((folder / "src").rglob("*.rs"))
     names = set()
+    # Every source of the package: only the node's code reads parameters (the libraries of
+    # acres_core/acres_vehicle read none), so the whole package gives the node's set.
     for src in sources:
-        text = src.read_text()
-        # Only the node's code: the library parts of acres_core/acres_vehicle read no parameters.
-        names.update(PARAM_CALL.findall(text))
+        names.update(PARAM_CALL.findall(src.read_text()))
     # acres_ros reads these for every node (RosNode::new).
     names.update(node_parameters_of_acres_ros())
     return names

@@ -71,9 +71,10 @@ grep -E '^(Starting|Finished|Summary)' "$WS/build.log"
 echo "colcon build took $(( $(date +%s) - start )) s"
 
 echo "== installed executables"
-# The nodes parse their arguments before they create a DDS participant; run them in a private
-# network namespace all the same (NETWORK SAFETY in DESIGN.md), where unshare is available.
-netns() { if unshare -n true 2>/dev/null; then unshare -n "$@"; else "$@"; fi; }
+# The nodes parse their arguments before they create a DDS participant; they run in a private
+# network namespace all the same (NETWORK SAFETY in DESIGN.md), and not at all without one.
+unshare -n true 2>/dev/null || { echo "colcon_check: unshare -n is not available; the nodes are not started outside a private network namespace" >&2; exit 2; }
+netns() { unshare -n sh -c 'ip link set lo up; exec "$@"' sh "$@"; }
 for exe in acres_core/lib/acres_core/acres_core_node acres_vehicle/lib/acres_vehicle/acres_vehicle_node \
            acres_bridge/lib/acres_bridge/acres_bridge; do
     path="$WS/install/$exe"

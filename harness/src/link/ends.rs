@@ -31,6 +31,9 @@ pub struct Ends {
     pending: Vec<Pending>,
     /// The latest status of a running skill (for the details of an end made from its result).
     last_running: Option<Status>,
+    /// The skill accepted or started whose end (its event, or one made from its result) has not
+    /// come yet.
+    open: Option<u64>,
 }
 
 impl Ends {
@@ -41,12 +44,29 @@ impl Ends {
         }
     }
 
+    /// A skill was accepted: it is open until its end comes.
+    pub fn accepted(&mut self, id: Option<u64>) {
+        self.open = id;
+    }
+
+    /// The skill whose end has not come yet, if any.
+    pub fn open(&self) -> Option<u64> {
+        self.open
+    }
+
     /// Takes a step's events; drops the `skill_ended` of a skill whose end was already made.
     pub fn filter_events(&mut self, events: &mut Vec<SkillEvent>) {
         events.retain(|e| match (e.name, e.id) {
             (EventName::SkillEnded, Some(id)) => self.ended.insert(id),
             _ => true,
         });
+        for e in events.iter() {
+            match e.name {
+                EventName::SkillStarted => self.open = e.id,
+                EventName::SkillEnded if e.id == self.open => self.open = None,
+                _ => {}
+            }
+        }
     }
 
     /// A result came after the step `after_seq`. Results of no skill (a `stop`, a goal cancelled
@@ -62,6 +82,7 @@ impl Ends {
         let mut made = Vec::new();
         let ended = &mut self.ended;
         let last = &self.last_running;
+        let open = &mut self.open;
         self.pending.retain_mut(|p| {
             if ended.contains(&p.done.skill_id) {
                 return false;
@@ -74,6 +95,9 @@ impl Ends {
                 return true;
             }
             ended.insert(p.done.skill_id);
+            if *open == Some(p.done.skill_id) {
+                *open = None;
+            }
             made.push(end_of(&p.done, t_s, last.as_ref().filter(|s| s.id == Some(p.done.skill_id))));
             false
         });

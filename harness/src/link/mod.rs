@@ -103,8 +103,6 @@ pub struct LinkWorld {
     /// The vehicle's clock at the first step: mission time counts from it, s.
     t0_s: Option<f64>,
     last_stats: Instant,
-    /// The skill started (its `skill_started` came) whose `skill_ended` has not come yet.
-    open_skill: Option<u64>,
 }
 
 impl LinkWorld {
@@ -148,7 +146,6 @@ impl LinkWorld {
             dropped_sweeps: 0,
             t0_s: None,
             last_stats: Instant::now(),
-            open_skill: None,
         };
         if !w.step() && w.lost().is_some() {
             return Err(AttachError::Handshake(format!("no first step: {}", w.lost().unwrap_or_default())));
@@ -194,13 +191,6 @@ impl LinkWorld {
             e.t_s = ((e.t_s - t0) * 1e6).round() / 1e6;
         }
         self.ends.filter_events(&mut events);
-        for e in &events {
-            match e.name {
-                EventName::SkillStarted => self.open_skill = e.id,
-                EventName::SkillEnded if e.id == self.open_skill => self.open_skill = None,
-                _ => {}
-            }
-        }
         // Observations and events travel on two topics: an observation that shows no skill
         // before the skill's `skill_ended` came keeps the last status, so the loop never sees
         // a skill gone without its end.
@@ -213,12 +203,9 @@ impl LinkWorld {
                 e.id.unwrap_or(0),
                 e.code.map_or("?", |c| c.as_str())
             );
-            if e.id == self.open_skill {
-                self.open_skill = None;
-            }
             events.push(e);
         }
-        if status.skill.is_some() || self.open_skill.is_none() {
+        if status.skill.is_some() || self.ends.open().is_none() {
             self.status = status;
         }
         self.ahead_m = s.observation.ahead_m;
@@ -410,7 +397,7 @@ impl LinkWorld {
     /// A skill was accepted: until the vehicle's observations show it, the status shows it
     /// starting (its steps are still queued), so the loop never takes the vehicle for idle.
     fn accepted(&mut self, kind: SkillKind, e: &SkillEvent) {
-        self.open_skill = e.id;
+        self.ends.accepted(e.id);
         if self.status.skill.is_none() {
             self.status.skill = Some(kind);
             self.status.id = e.id;

@@ -31,13 +31,8 @@ impl SkillServer {
             SkillKind::Wait => match req.seconds {
                 Some(s) if s.is_finite() && s > 0.0 => {
                     let id = self.start_id();
-                    self.running = Some(Running { id, kind, active: Active::Wait { until_s: obs.t_s + s } });
-                    self.event(
-                        EventName::SkillStarted,
-                        Some(id),
-                        Some(kind),
-                        None,
-                        None,
+                    self.begin(
+                        Running { id, kind, active: Active::Wait { until_s: obs.t_s + s } },
                         EventDetail::Wait { seconds: s },
                     );
                     Reply::started(kind, id, None, None)
@@ -136,12 +131,18 @@ impl SkillServer {
                 };
                 let route_m = m.follower.remaining_m();
                 self.shield.reset();
-                self.running = Some(Running { id, kind: k, active: Active::Motion(Box::new(m)) });
-                self.event(EventName::SkillStarted, Some(id), Some(k), None, None, detail);
+                self.begin(Running { id, kind: k, active: Active::Motion(Box::new(m)) }, detail);
                 Reply::started(k, id, Some(route_m), Some(format!("resumes #{old_id}")))
             }
             SkillKind::Stop => unreachable!("handled above"),
         }
+    }
+
+    /// Makes `r` the running skill and says so (`skill_started` with `detail`).
+    fn begin(&mut self, r: Running, detail: EventDetail) {
+        let (id, kind) = (r.id, r.kind);
+        self.running = Some(r);
+        self.event(EventName::SkillStarted, Some(id), Some(kind), None, None, detail);
     }
 
     fn start_id(&mut self) -> u64 {
@@ -198,13 +199,8 @@ impl SkillServer {
             best_t: self.t_s,
             tracking: false,
         };
-        self.running = Some(Running { id, kind, active: Active::Motion(Box::new(m)) });
-        self.event(
-            EventName::SkillStarted,
-            Some(id),
-            Some(kind),
-            None,
-            None,
+        self.begin(
+            Running { id, kind, active: Active::Motion(Box::new(m)) },
             EventDetail::Route { target, route_m },
         );
         Reply::started(kind, id, Some(route_m), None)
