@@ -15,6 +15,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use acres_harness::planner::scripted::ScriptedClient;
 use acres_harness::planning::costs::CostTable;
 use acres_harness::recording::{EPISODE_FILE, INTERFACE_FILE};

@@ -152,7 +152,7 @@ fn both_recordings_of_a_core_run_decode_with_the_python_readers_and_match_their_
     }
     let scans = count(ep, "/scan");
     assert!((scans as f64 - end_t * 10.0).abs() <= 11.0, "{scans} scans for {end_t} s");
-    assert_eq!(count(ep, "/lidar/points"), scans.div_ceil(5));
+    assert_eq!(count(ep, "/lidar/points"), scans.div_ceil(acres_harness::recording::POINTS_EVERY_SWEEPS));
     assert_eq!(count(ep, "/acres/map"), 1);
     assert_eq!(count(ep, "/tf_static"), 1);
     assert!(count(ep, "/acres/objects") >= end_t as u64);

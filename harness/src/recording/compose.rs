@@ -57,6 +57,8 @@ pub struct Files {
     sends: BTreeMap<u64, ModelSendRow>,
     /// Where the point buffers go back once written.
     buffers: PointBuffers,
+    /// The buffer a message written to both files is encoded into.
+    scratch: Vec<u8>,
 }
 
 const CLOCK_QOS: Qos = Qos { depth: 1, reliable: false, transient_local: false };
@@ -104,70 +106,80 @@ impl Files {
             sweep_period_s: if lidar.rate_hz > 0.0 { 1.0 / lidar.rate_hz } else { 0.0 },
             sends: BTreeMap::new(),
             buffers,
+            scratch: Vec::new(),
         })
     }
 
-    /// Writes the messages of one item.
-    pub fn write(&mut self, item: Item) -> Result<(), BagError> {
+    /// Writes the messages of one item. The item is only borrowed (the point buffer taken
+    /// back to the pool, the scan's ranges lent and given back) so that what the loop's thread
+    /// allocated goes back to it with the batch and is freed there.
+    pub fn write(&mut self, item: &mut Item) -> Result<(), BagError> {
         match item {
             Item::Step(shot) => self.step(shot),
             Item::Event(e) => {
                 let t_ns = time_ns(e.t_s);
-                let bytes = convert::skill_event(&e).encode();
-                self.episode.write_bytes(self.ep.events, t_ns, &bytes)?;
-                self.interface.write_bytes(self.itf.events, t_ns, &bytes)
+                let (ep, itf) = (self.ep.events, self.itf.events);
+                self.both(ep, itf, t_ns, &convert::skill_event(&e))
             }
-            Item::Row(row) => self.row(*row),
+            Item::Row(row) => self.row(row),
         }
     }
 
+    /// Writes one message to both files (encoded once).
+    fn both<M: Message>(&mut self, ep: u16, itf: u16, t_ns: u64, msg: &M) -> Result<(), BagError> {
+        msg.encode_into(&mut self.scratch);
+        self.episode.write_bytes(ep, t_ns, &self.scratch)?;
+        self.interface.write_bytes(itf, t_ns, &self.scratch)
+    }
+
     /// The messages of a control step, in the order a reader of the file sees them.
-    fn step(&mut self, shot: Shot) -> Result<(), BagError> {
+    fn step(&mut self, shot: &mut Shot) -> Result<(), BagError> {
         let v = shot.vehicle;
         let t_ns = time_ns(v.t_s);
-        let clock = Clock { clock: Time::from_secs_f64(v.t_s) }.encode();
-        self.episode.write_bytes(self.ep.clock, t_ns, &clock)?;
-        self.interface.write_bytes(self.itf.clock, t_ns, &clock)?;
+        let clock = Clock { clock: Time::from_secs_f64(v.t_s) };
+        self.both(self.ep.clock, self.itf.clock, t_ns, &clock)?;
         self.episode.write(self.ep.tf, t_ns, &convert::tf(&v))?;
         self.episode.write(self.ep.odom, t_ns, &convert::odometry(&v))?;
-        let obs = convert::observation(&v, &shot.status, shot.ahead_m, shot.energy_estimate_mj).encode();
-        self.episode.write_bytes(self.ep.observation, t_ns, &obs)?;
-        self.interface.write_bytes(self.itf.observation, t_ns, &obs)?;
-        if let Some(ranges) = shot.scan_ranges_m {
+        let obs = convert::observation(&v, &shot.status, shot.ahead_m, shot.energy_estimate_mj);
+        self.both(self.ep.observation, self.itf.observation, t_ns, &obs)?;
+        if let Some(ranges) = shot.scan_ranges_m.take() {
             let msg = convert::laser_scan(v.t_s, ranges, self.sweep_period_s, self.lidar_range_m);
-            self.episode.write(self.ep.scan, t_ns, &msg)?;
+            let written = self.episode.write(self.ep.scan, t_ns, &msg);
+            shot.scan_ranges_m = Some(msg.ranges);
+            written?;
         }
-        if let Some(data) = shot.points {
+        if let Some(data) = shot.points.take() {
             let cloud = convert::point_cloud(v.t_s, data);
-            self.episode.write(self.ep.points, t_ns, &cloud)?;
+            let written = self.episode.write(self.ep.points, t_ns, &cloud);
             self.buffers.give(cloud.data);
+            written?;
         }
-        if let Some(objects) = shot.objects {
-            self.episode.write(self.ep.objects, t_ns, &markers::object_markers(v.t_s, &objects))?;
+        if let Some(objects) = &shot.objects {
+            self.episode.write(self.ep.objects, t_ns, &markers::object_markers(v.t_s, objects))?;
         }
         Ok(())
     }
 
     /// The planner's timeline: wake-ups, model calls (when the reply or the error comes, with
     /// the request's time), tool calls and plan verdicts.
-    fn row(&mut self, row: Row) -> Result<(), BagError> {
+    fn row(&mut self, row: &Row) -> Result<(), BagError> {
         let t_ns = time_ns(row.t());
         match row {
-            Row::Wake(w) => self.episode.write(self.ep.wake, t_ns, &convert::planner_wake(&w)),
+            Row::Wake(w) => self.episode.write(self.ep.wake, t_ns, &convert::planner_wake(w)),
             Row::ModelSend(s) => {
-                self.sends.insert(s.call, s);
+                self.sends.insert(s.call, s.clone());
                 Ok(())
             }
             Row::ModelReply(r) => {
-                let msg = convert::model_call_reply(self.sends.remove(&r.call).as_ref(), &r);
+                let msg = convert::model_call_reply(self.sends.remove(&r.call).as_ref(), r);
                 self.episode.write(self.ep.model_call, t_ns, &msg)
             }
             Row::ModelError(e) => {
-                let msg = convert::model_call_error(self.sends.remove(&e.call).as_ref(), &e);
+                let msg = convert::model_call_error(self.sends.remove(&e.call).as_ref(), e);
                 self.episode.write(self.ep.model_call, t_ns, &msg)
             }
-            Row::Tool(t) => self.episode.write(self.ep.tool_call, t_ns, &convert::tool_call(&t)),
-            Row::PlanCheck(p) => self.episode.write(self.ep.plan_verdict, t_ns, &convert::plan_verdict(&p)),
+            Row::Tool(t) => self.episode.write(self.ep.tool_call, t_ns, &convert::tool_call(t)),
+            Row::PlanCheck(p) => self.episode.write(self.ep.plan_verdict, t_ns, &convert::plan_verdict(p)),
             _ => Ok(()),
         }
     }

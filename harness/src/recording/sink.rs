@@ -14,7 +14,7 @@
 //! the batch being filled ([`BATCH_ITEMS`] items or [`SEND_EVERY_S`] of wall time) and the
 //! [`QUEUE_BATCHES`] batches waiting.
 
-use std::sync::mpsc::{sync_channel, RecvTimeoutError, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -42,6 +42,10 @@ enum Cmd {
 #[derive(Debug)]
 pub struct Sink {
     tx: Option<SyncSender<Cmd>>,
+    /// Written batches handed back: their items are dropped on the loop's thread, which
+    /// allocated them (an allocator frees its own thread's memory cheaply and reuses it), and
+    /// the vector is reused.
+    back: Receiver<Vec<Item>>,
     batch: Vec<Item>,
     last_send: Instant,
     thread: Option<JoinHandle<Result<bool, BagError>>>,
@@ -51,6 +55,7 @@ impl Sink {
     /// Moves `files` (their channels added) to a new writer thread.
     pub fn spawn(files: Files) -> Sink {
         let (tx, rx) = sync_channel::<Cmd>(QUEUE_BATCHES);
+        let (back_tx, back) = sync_channel::<Vec<Item>>(QUEUE_BATCHES + 2);
         let thread = std::thread::Builder::new()
             .name("acres-recording".into())
             .spawn(move || {
@@ -76,11 +81,13 @@ impl Sink {
                         }
                     };
                     match cmd {
-                        Cmd::Batch(items) => {
-                            for item in items {
+                        Cmd::Batch(mut items) => {
+                            for item in &mut items {
                                 files.write(item)?;
                             }
                             open = true;
+                            // Dropped here only when the loop has not taken the ones before.
+                            let _ = back_tx.try_send(items);
                         }
                         Cmd::Finish => return files.finish().map(|()| true),
                     }
@@ -92,6 +99,7 @@ impl Sink {
             .expect("the recording thread starts");
         Sink {
             tx: Some(tx),
+            back,
             batch: Vec::with_capacity(BATCH_ITEMS),
             last_send: Instant::now(),
             thread: Some(thread),
@@ -115,7 +123,14 @@ impl Sink {
         if self.batch.is_empty() {
             return Ok(());
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH_ITEMS));
+        let next = match self.back.try_recv() {
+            Ok(mut written) => {
+                written.clear();
+                written
+            }
+            Err(_) => Vec::with_capacity(BATCH_ITEMS),
+        };
+        let batch = std::mem::replace(&mut self.batch, next);
         let sent = self.tx.as_ref().is_some_and(|tx| tx.send(Cmd::Batch(batch)).is_ok());
         if sent {
             return Ok(());

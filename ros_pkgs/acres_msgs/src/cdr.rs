@@ -87,7 +87,12 @@ impl Default for Writer {
 impl Writer {
     /// A buffer holding only the encapsulation header.
     pub fn new() -> Self {
-        let mut buf = Vec::with_capacity(64);
+        Self::reusing(Vec::with_capacity(64))
+    }
+
+    /// Writes into `buf`, emptied first (its capacity kept: one buffer for many messages).
+    pub fn reusing(mut buf: Vec<u8>) -> Self {
+        buf.clear();
         buf.extend_from_slice(&ENCAPSULATION_CDR_LE);
         Self { buf }
     }

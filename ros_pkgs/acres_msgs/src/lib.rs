@@ -67,6 +67,14 @@ pub trait Message: Cdr {
         w.into_bytes()
     }
 
+    /// The CDR bytes in `buf` (emptied first; its capacity reused, so a writer of many messages
+    /// allocates once).
+    fn encode_into(&self, buf: &mut Vec<u8>) {
+        let mut w = cdr::Writer::reusing(std::mem::take(buf));
+        self.write(&mut w);
+        *buf = w.into_bytes();
+    }
+
     /// Decodes CDR bytes (encapsulation header first; up to 3 bytes of padding may follow).
     fn decode(bytes: &[u8]) -> Result<Self, CdrError> {
         let mut r = cdr::Reader::new(bytes)?;

@@ -14,6 +14,10 @@ fn round_trip<
     let value = T::example(&mut Gen::new(seed));
     let bytes = value.encode();
     prop_assert_eq!(&bytes[..4], &[0u8, 1, 0, 0][..], "{}: encapsulation header", T::ROS_NAME);
+    // A reused buffer, holding another message's bytes, gives the same bytes.
+    let mut reused = vec![0xA5u8; (seed % 97) as usize];
+    value.encode_into(&mut reused);
+    prop_assert_eq!(&reused, &bytes, "{}: encode_into a used buffer", T::ROS_NAME);
     prop_assert_eq!(T::decode(&bytes), Ok(value.clone()), "{}", T::ROS_NAME);
     // Up to 3 bytes of padding may follow a payload; a fourth is an error.
     let mut padded = bytes.clone();
