@@ -119,7 +119,7 @@ impl Files {
             Item::Event(e) => {
                 let t_ns = time_ns(e.t_s);
                 let (ep, itf) = (self.ep.events, self.itf.events);
-                self.both(ep, itf, t_ns, &convert::skill_event(&e))
+                self.both(ep, itf, t_ns, &convert::skill_event(e))
             }
             Item::Row(row) => self.row(row),
         }
