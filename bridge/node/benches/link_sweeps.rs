@@ -135,8 +135,25 @@ fn per_sweep_cpu(pts: &[[f32; 4]]) {
             std::hint::black_box(s.sweep.as_ref().and_then(acres_harness::link::convert::scan_of));
         }
     });
+    let pack = time(&mut || {
+        std::hint::black_box(acres_bridge::sweeps::pack(&c));
+    });
+    let decode = time(&mut || {
+        std::hint::black_box(link::decode::<link::FromBridge>(&line).ok());
+    });
+    let sweep = match link::decode::<link::FromBridge>(&line) {
+        Ok(link::FromBridge::Step(s)) => s.sweep.expect("the step carries its sweep"),
+        _ => panic!("the step line decodes"),
+    };
+    let unpack = time(&mut || {
+        std::hint::black_box(sweep.unpack().ok());
+    });
+    let points = sweep.unpack().expect("the sweep unpacks");
+    let scan = time(&mut || {
+        std::hint::black_box(acres_vehicle::scan::scan(&points, &acres_vehicle::scan::ScanConfig::default()));
+    });
     println!(
-        "  CPU per sweep: bridge pack + step line {bridge:.3} ms (on its sweep thread: the pack), harness decode + scan {harness:.3} ms (on its reader thread)"
+        "  CPU per sweep: bridge pack + step line {bridge:.3} ms (on its sweep thread: the pack, {pack:.3} ms), harness decode + scan {harness:.3} ms (on its reader thread: line {decode:.3} ms, unpack {unpack:.3} ms, scan {scan:.3} ms)"
     );
 }
 

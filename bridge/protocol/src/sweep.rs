@@ -6,7 +6,6 @@
 //! it on a thread of its own, straight from the cloud's bytes when they already are this layout,
 //! and [`crate::encode_step`] copies the text into the step line without encoding it again.
 
-use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -71,7 +70,7 @@ impl PackedSweep {
         json.push_str(",\"points\":");
         json.push_str(&points.to_string());
         json.push_str(",\"data\":\"");
-        base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut json);
+        base64_simd::STANDARD.encode_append(bytes, &mut json);
         json.push_str("\"}");
         // Checks the text once (base64 needs no escapes).
         let json = RawValue::from_string(json).ok()?;
@@ -124,17 +123,13 @@ impl Sweep {
                 bytes.extend_from_slice(&v.to_le_bytes());
             }
         }
-        Sweep {
-            t_s,
-            points: points.len() as u32,
-            data: base64::engine::general_purpose::STANDARD.encode(bytes),
-        }
+        Sweep { t_s, points: points.len() as u32, data: base64_simd::STANDARD.encode_to_string(bytes) }
     }
 
     /// Unpacks the points.
     pub fn unpack(&self) -> Result<Vec<[f32; FIELDS_PER_POINT]>, SweepError> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(self.data.as_bytes())
+        let bytes = base64_simd::STANDARD
+            .decode_to_vec(self.data.as_bytes())
             .map_err(|e| SweepError::Base64(e.to_string()))?;
         let want = self.points as usize * FIELDS_PER_POINT * 4;
         if bytes.len() != want {
@@ -153,6 +148,7 @@ impl Sweep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
 
     #[test]
     fn points_round_trip_bit_for_bit_and_bad_data_is_an_error() {
@@ -172,6 +168,35 @@ mod tests {
         assert!(matches!(bad.unpack(), Err(SweepError::Length { want: 48, .. })));
         bad.data = "!!".into();
         assert!(matches!(bad.unpack(), Err(SweepError::Base64(_))));
+    }
+
+    #[test]
+    fn the_simd_base64_agrees_with_the_base64_crate_both_ways() {
+        let reference = base64::engine::general_purpose::STANDARD;
+        // Every length around the SIMD blocks, bytes that cover the alphabet.
+        for len in 0..300usize {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 151 + len * 7) as u8).collect();
+            let text = base64_simd::STANDARD.encode_to_string(&bytes);
+            assert_eq!(text, reference.encode(&bytes), "encode, {len} bytes");
+            let sweep = Sweep { t_s: 0.0, points: (len / BYTES_PER_POINT) as u32, data: text };
+            if len.is_multiple_of(BYTES_PER_POINT) {
+                let back = sweep.unpack().unwrap();
+                assert_eq!(back.len(), len / BYTES_PER_POINT);
+                let again: Vec<u8> = back.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
+                assert_eq!(again, bytes, "decode, {len} bytes");
+            }
+        }
+        // What the reference refuses, the link refuses: no padding, bad padding, stray bytes.
+        for bad in [
+            "AAAAAAAAAAAAAAAAAAAAAA",
+            "AAAAAAAAAAAAAAAAAAAAAA=",
+            "AAAAAAAAAAAAAAAAAAAAAA==\n",
+            "AAAA AAAAAAAAAAAAAAAAAAA==",
+        ] {
+            assert!(reference.decode(bad).is_err(), "{bad:?}");
+            let sweep = Sweep { t_s: 0.0, points: 1, data: bad.into() };
+            assert!(matches!(sweep.unpack(), Err(SweepError::Base64(_))), "{bad:?}");
+        }
     }
 
     #[test]
