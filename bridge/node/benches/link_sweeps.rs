@@ -29,7 +29,7 @@ use acres_msgs::acres_interfaces::{Heartbeat, Observation};
 use acres_msgs::sensor_msgs::PointCloud2;
 use acres_msgs::std_msgs::Header;
 use acres_ros::node::{stamp, wall_s};
-use acres_ros::{qos, Pub, RosArgs, RosEnv, RosNode};
+use acres_ros::{qos, RosArgs, RosEnv, RosNode};
 
 const PORT: u16 = 5661;
 const SWEEPS: usize = 300;
@@ -69,8 +69,13 @@ fn observation() -> Observation {
     Observation { header: Header { stamp: stamp(wall_s()), frame_id: "odom".into() }, ..Default::default() }
 }
 
-/// The sweeps from publish to a subscriber of this process, with no bridge running.
-fn dds_alone(env: RosEnv, points_pub: &Pub<PointCloud2>, pts: &[[f32; 4]]) {
+/// The sweeps from publish to a subscriber of this process, with no bridge running. Both
+/// nodes are its own and gone when it returns: a publisher keeps sending to a reader it matched
+/// until that reader's lease runs out, so the link's publisher must never have met the probe.
+fn dds_alone(env: RosEnv, pts: &[[f32; 4]]) {
+    let args = RosArgs::parse(["probe_pub"], "acres_link_probe_pub").unwrap();
+    let mut probe_pub = RosNode::new(args, env).unwrap();
+    let points_pub = &probe_pub.publisher::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();
     let args = RosArgs::parse(["probe"], "acres_link_probe").unwrap();
     let mut probe = RosNode::new(args, env).unwrap();
     let sub = probe.subscription::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();
@@ -163,12 +168,7 @@ fn main() {
         return;
     }
     println!("link_sweeps: 14,400-point sweeps at 10 Hz (load average {})", loadavg());
-    let args = RosArgs::parse(["bench"], "acres_link_bench").unwrap();
     let env = RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
-    let mut node = RosNode::new(args, env).unwrap();
-    let points_pub = node.publisher::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();
-    let obs_pub = node.publisher::<Observation>("/acres/observation", qos::default_profile()).unwrap();
-    let beats_sub = node.subscription::<Heartbeat>("/acres/skill/heartbeat", qos::default_profile()).unwrap();
     let pts: Vec<[f32; 4]> = (0..14_400)
         .map(|i| {
             let a = i as f32 * 0.0273;
@@ -176,7 +176,13 @@ fn main() {
         })
         .collect();
     per_sweep_cpu(&pts);
-    dds_alone(env, &points_pub, &pts);
+    dds_alone(env, &pts);
+
+    let args = RosArgs::parse(["bench"], "acres_link_bench").unwrap();
+    let mut node = RosNode::new(args, env).unwrap();
+    let points_pub = node.publisher::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();
+    let obs_pub = node.publisher::<Observation>("/acres/observation", qos::default_profile()).unwrap();
+    let beats_sub = node.subscription::<Heartbeat>("/acres/skill/heartbeat", qos::default_profile()).unwrap();
 
     let mut bridge = Command::new(env!("CARGO_BIN_EXE_acres_bridge"))
         .args(["--ros-args", "-p", "host:=127.0.0.1", "-p", &format!("port:={PORT}")])
