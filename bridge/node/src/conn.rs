@@ -1,9 +1,23 @@
 //! One harness connection: a reader thread that turns lines into messages (bounded by
-//! [`MAX_LINE_BYTES`]; a longer line is skipped and reported) and a writer thread that drains an
-//! outbox of encoded lines. Control lines are queued in order; a step carries a sweep only when
-//! no sweep is queued or being written and the outbox holds less than [`SWEEP_QUEUE_MAX`] (a
-//! pong queued just before does not stop it), so control traffic never waits behind more than
-//! one sweep, and only one queued after it (the bridge keeps the newest sweep meanwhile).
+//! [`MAX_LINE_BYTES`]; a longer line is skipped and reported) and an outbox of encoded lines.
+//!
+//! A line queued when nothing is queued or being written goes to the socket at once from the
+//! queuing thread (the bridge's loop), as much of it as the socket takes without waiting; what
+//! is left, and every line queued behind it, is written in order by the connection's writer
+//! thread, which waits on the socket. So the loop never blocks on the socket, and a line
+//! usually costs no thread hand-over.
+//!
+//! Control lines are queued in order; a step carries a sweep only when no sweep is queued or
+//! being written and the outbox holds less than [`SWEEP_QUEUE_MAX`] (a pong queued just before
+//! does not stop it), so control traffic never waits behind more than one sweep, and only one
+//! queued after it (the bridge keeps the newest sweep meanwhile). The socket keeps at most
+//! [`NOT_SENT_MAX`] bytes that the network has not taken yet (`TCP_NOTSENT_LOWAT`): a write
+//! that would leave more waits, so "written" means nearly sent, even on a slow field link,
+//! where the kernel would otherwise hold several sweeps before a control line.
+//!
+//! The reader thread wakes the bridge's loop for each line ([`Wake`]). The socket's send buffer
+//! is set to [`SEND_BUFFER_BYTES`] (the system may cap it) so that a sweep's step goes to the
+//! operating system in one write instead of waiting for the harness to read its first part.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -13,6 +27,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Condvar, Mutex};
 
 use acres_link_protocol::{decode, encode, FromBridge, FromHarness, LineError, MAX_LINE_BYTES};
+use acres_ros::Wake;
 use tracing::debug;
 
 /// What the reader thread got.
@@ -27,12 +42,31 @@ pub enum Incoming {
 /// A sweep may be queued behind at most this many bytes of lines.
 pub const SWEEP_QUEUE_MAX: usize = 64 << 10;
 
+/// The send buffer asked for, bytes: three sweep steps of 14,400 points (307 kB each).
+pub const SEND_BUFFER_BYTES: usize = 1 << 20;
+
+/// Bytes the socket may hold that the network has not taken (`TCP_NOTSENT_LOWAT`): behind
+/// them a control line waits about 0.1 s on a 20 Mbit/s field link (without a bound, Linux lets
+/// the send buffer grow to several MB of sweeps).
+pub const NOT_SENT_MAX: u32 = 256 << 10;
+
+/// A line in the outbox.
+struct Queued {
+    line: String,
+    /// Bytes of it already written.
+    from: usize,
+    /// It carries a sweep.
+    sweep: bool,
+}
+
 #[derive(Default)]
 struct Outbox {
-    lines: VecDeque<(String, bool)>,
-    /// Bytes of the queued lines.
+    lines: VecDeque<Queued>,
+    /// Bytes of the queued lines not written yet.
     queued_bytes: usize,
     sweep_in_flight: bool,
+    /// A thread is writing to the socket (the queuing thread or the writer thread).
+    writing: bool,
     closed: bool,
 }
 
@@ -62,10 +96,19 @@ pub struct Conn {
 }
 
 impl Conn {
-    /// Starts the reader and writer threads of `stream`.
-    pub fn start(stream: TcpStream) -> std::io::Result<Conn> {
+    /// Starts the reader and writer threads of `stream`; the reader calls `wake` after each
+    /// line it hands over.
+    pub fn start(stream: TcpStream, wake: Wake) -> std::io::Result<Conn> {
         stream.set_nodelay(true)?;
         stream.set_nonblocking(false)?;
+        let sock = socket2::SockRef::from(&stream);
+        if let Err(e) = sock.set_send_buffer_size(SEND_BUFFER_BYTES) {
+            debug!(error = %e, "the send buffer keeps its size");
+        }
+        if let Err(e) = sock.set_tcp_notsent_lowat(NOT_SENT_MAX) {
+            debug!(error = %e, "no bound on the bytes not sent");
+        }
+        debug!(bytes = sock.send_buffer_size().unwrap_or(0), "link send buffer");
         let peer = stream.peer_addr().map_or_else(|_| "?".into(), |a| a.to_string());
         let outbox = Arc::new((Mutex::new(Outbox::default()), Condvar::new()));
         let counts = Arc::new(Counts::default());
@@ -78,9 +121,11 @@ impl Conn {
                     if tx.send(Incoming::Line(item)).is_err() {
                         return;
                     }
+                    wake.wake();
                 }
                 None => {
                     let _ = tx.send(Incoming::Closed);
+                    wake.wake();
                     return;
                 }
             }
@@ -103,11 +148,27 @@ impl Conn {
     fn push(&self, line: String, sweep: bool) {
         let (lock, cv) = &*self.outbox;
         let mut o = lock.lock().expect("outbox lock");
+        let mut from = 0;
+        if o.lines.is_empty() && !o.writing && !o.closed {
+            // Nothing before it: as much as the socket takes now, from this thread.
+            o.writing = true;
+            drop(o);
+            from = write_now(&self.stream, line.as_bytes());
+            self.counts.bytes_out.fetch_add(from as u64, Ordering::Relaxed);
+            o = lock.lock().expect("outbox lock");
+            o.writing = false;
+            if from == line.len() {
+                self.counts.lines_out.fetch_add(1, Ordering::Relaxed);
+                // The writer thread may wait for the write to end.
+                cv.notify_one();
+                return;
+            }
+        }
         if sweep {
             o.sweep_in_flight = true;
         }
-        o.queued_bytes += line.len();
-        o.lines.push_back((line, sweep));
+        o.queued_bytes += line.len() - from;
+        o.lines.push_back(Queued { line, from, sweep });
         cv.notify_one();
     }
 
@@ -147,27 +208,48 @@ impl Drop for Conn {
     }
 }
 
+/// Writes what the socket takes without waiting; gives the bytes written (0 when it takes
+/// nothing or fails: the writer thread then meets the error).
+fn write_now(stream: &TcpStream, buf: &[u8]) -> usize {
+    let sock = socket2::SockRef::from(stream);
+    let mut n = 0;
+    while n < buf.len() {
+        match sock.send_with_flags(&buf[n..], libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    n
+}
+
 fn write_loop(outbox: &(Mutex<Outbox>, Condvar), w: &mut TcpStream, counts: &Counts) {
     let (lock, cv) = outbox;
     loop {
-        let (line, sweep) = {
+        let q = {
             let mut o = lock.lock().expect("outbox lock");
             loop {
                 if o.closed {
                     return;
                 }
-                if let Some(x) = o.lines.pop_front() {
-                    o.queued_bytes -= x.0.len();
-                    break x;
+                if !o.writing {
+                    if let Some(q) = o.lines.pop_front() {
+                        o.queued_bytes -= q.line.len() - q.from;
+                        o.writing = true;
+                        break q;
+                    }
                 }
                 o = cv.wait(o).expect("outbox lock");
             }
         };
-        let ok = w.write_all(line.as_bytes()).is_ok();
+        let rest = &q.line.as_bytes()[q.from..];
+        let ok = w.write_all(rest).is_ok();
         counts.lines_out.fetch_add(1, Ordering::Relaxed);
-        counts.bytes_out.fetch_add(line.len() as u64, Ordering::Relaxed);
+        counts.bytes_out.fetch_add(rest.len() as u64, Ordering::Relaxed);
         let mut o = lock.lock().expect("outbox lock");
-        if sweep {
+        o.writing = false;
+        if q.sweep {
             o.sweep_in_flight = false;
         }
         if !ok {

@@ -18,13 +18,14 @@
 //! socket closes or the harness sends `end`, every goal it sent is cancelled and its terminal
 //! state confirmed and logged.
 //!
-//! Sweeps stay off the loop: it takes each cloud and hands it to the sweep thread ([`sweeps`]),
-//! which packs it; a step copies the packed text. A step with no events whose sweep is being
-//! packed at that moment waits for it (at most [`HOLD_MAX`]); nothing else ever waits for a
-//! sweep.
+//! The loop waits for work instead of polling for it ([`acres_ros::Waiter`]): a sample on any
+//! of its subscriptions or a line from the harness wakes it at once; otherwise it looks at the
+//! action client's replies and for new connections every [`IDLE_WAIT`]. It packs each sweep as
+//! it takes it ([`sweeps`], about 0.05 ms) and the next step copies the packed text; nothing
+//! waits for a sweep.
 //!
 //! Layout: [`Params`], [`Bridge`] (the loop), `conn` (one connection's threads), `goals`,
-//! `sweeps` (the sweep thread).
+//! `sweeps` (the newest packed sweep).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -43,7 +44,7 @@ use acres_msgs::sensor_msgs::PointCloud2;
 use acres_ros::args::ArgsError;
 use acres_ros::polled::PolledSkillClient;
 use acres_ros::run::Shutdown;
-use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub};
+use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub, Waiter};
 use link::{FromBridge, FromHarness, RefusedCode};
 use tracing::{debug, info, warn};
 
@@ -55,14 +56,9 @@ pub const TOKEN_ENV: &str = "ACRES_LINK_TOKEN";
 /// Truth not seen for this long is not announced in `hello`, s.
 const TRUTH_FRESH_S: f64 = 2.0;
 
-/// The longest a step without events waits for the sweep being packed when its observation came.
-pub const HOLD_MAX: Duration = Duration::from_millis(4);
-/// The loop's sleep when nothing came.
-const IDLE_SLEEP: Duration = Duration::from_micros(500);
-/// The loop's sleep while a sweep is on its way (see [`Bridge::hot`]).
-const HOT_SLEEP: Duration = Duration::from_micros(50);
-/// How long after a cloud was handed over the loop stays hot.
-const HOT_FOR: Duration = Duration::from_millis(10);
+/// The loop's longest wait when nothing comes: the action client's replies (ros2-client's
+/// action client offers nothing to wait on) and new connections are looked at this often.
+pub const IDLE_WAIT: Duration = Duration::from_micros(500);
 
 /// The bridge's parameters.
 #[derive(Clone, PartialEq)]
@@ -128,9 +124,9 @@ pub struct Bridge {
     events: Sub<SkillEvent>,
     points: Sub<PointCloud2>,
     sweeps: sweeps::Sweeps,
-    /// When the last cloud was handed to the sweep thread.
-    sweep_handed: Option<Instant>,
     truth: Sub<SimTruth>,
+    /// Wakes the loop: a sample on a subscription, or a line from the harness (`conn`).
+    waiter: Waiter,
     heartbeat: Pub<Heartbeat>,
     conn: Option<Attached>,
     goals: goals::Goals,
@@ -144,8 +140,6 @@ struct Attached {
     events: Vec<SkillEvent>,
     truth: Option<SimTruth>,
     beats: u64,
-    /// A step waiting for the sweep being packed, since when.
-    held: Option<(link::Step, Instant)>,
 }
 
 impl Bridge {
@@ -158,14 +152,23 @@ impl Bridge {
         let addr = listener.local_addr()?;
         info!(%addr, token = params.token.is_some(), "link listening");
         let ros = |e: NodeError| anyhow::anyhow!("{e}");
+        let mut observation = node.subscription("acres/observation", qos::default_profile()).map_err(ros)?;
+        let mut events = node.subscription("acres/events", qos::default_profile()).map_err(ros)?;
+        let mut points = node.subscription("lidar/points", qos::sensor_data()).map_err(ros)?;
+        let mut truth = node.subscription("acres/sim/truth", qos::default_profile()).map_err(ros)?;
+        let mut waiter = Waiter::new()?;
+        waiter.watch(&mut observation)?;
+        waiter.watch(&mut events)?;
+        waiter.watch(&mut points)?;
+        waiter.watch(&mut truth)?;
         Ok(Bridge {
             client: PolledSkillClient::new(&mut node, "acres/skill").map_err(ros)?,
-            observation: node.subscription("acres/observation", qos::default_profile()).map_err(ros)?,
-            events: node.subscription("acres/events", qos::default_profile()).map_err(ros)?,
-            points: node.subscription("lidar/points", qos::sensor_data()).map_err(ros)?,
-            sweeps: sweeps::Sweeps::start()?,
-            sweep_handed: None,
-            truth: node.subscription("acres/sim/truth", qos::default_profile()).map_err(ros)?,
+            observation,
+            events,
+            points,
+            sweeps: sweeps::Sweeps::default(),
+            truth,
+            waiter,
             heartbeat: node.publisher("acres/skill/heartbeat", qos::default_profile()).map_err(ros)?,
             node,
             params,
@@ -184,9 +187,8 @@ impl Bridge {
     /// Runs until a signal; then cancels every open goal.
     pub fn run(mut self, shutdown: &Shutdown) {
         while !shutdown.requested() {
-            let busy = self.turn();
-            if !busy {
-                std::thread::sleep(if self.hot() { HOT_SLEEP } else { IDLE_SLEEP });
+            if !self.turn() {
+                self.waiter.wait(IDLE_WAIT);
             }
         }
         self.detach("the bridge stops");
@@ -196,15 +198,6 @@ impl Bridge {
             std::thread::sleep(Duration::from_millis(5));
         }
         info!("bridge stopped");
-    }
-
-    /// True while a sweep is on its way to the harness (handed over and not gone yet, for up to
-    /// [`HOT_FOR`]) or a step waits for one: the loop then looks for the observation often, so
-    /// that the sweep rides the step of the observation that follows it.
-    fn hot(&self) -> bool {
-        let held = self.conn.as_ref().is_some_and(|a| a.held.is_some());
-        let pending = self.sweeps.packing() || self.sweeps.ready();
-        held || (pending && self.sweep_handed.is_some_and(|t| t.elapsed() < HOT_FOR))
     }
 
     /// One pass over everything; true when something was done.
@@ -222,13 +215,12 @@ impl Bridge {
             for m in &out {
                 a.conn.send(m);
             }
-            busy |= a.release_held(&self.sweeps, false);
         }
         busy
     }
 
     fn accept(&mut self, s: TcpStream, peer: String) {
-        let conn = match Conn::start(s) {
+        let conn = match Conn::start(s, self.waiter.wake_handle()) {
             Ok(c) => c,
             Err(e) => return warn!(%peer, error = %e, "connection failed"),
         };
@@ -247,7 +239,6 @@ impl Bridge {
             events: Vec::new(),
             truth: None,
             beats: 0,
-            held: None,
         });
     }
 
@@ -382,19 +373,22 @@ impl Bridge {
                 a.events.push(e);
             }
         }
-        // Before the observations: the sweep that came with one is then already handed over.
-        if let Some(pc) = self.points.latest() {
+        // Before the observations: the sweep that came with one then rides its step.
+        let (mut newest, mut skipped) = (None, 0);
+        while let Some(pc) = self.points.take() {
             busy = true;
+            skipped += u64::from(newest.replace(pc).is_some());
+        }
+        if let Some(pc) = newest {
             if self.conn.as_ref().is_some_and(|a| a.attached) {
-                self.sweeps.hand(pc);
-                self.sweep_handed = Some(Instant::now());
+                self.sweeps.put(&pc, skipped);
             }
         }
         while let Some(o) = self.observation.take() {
             busy = true;
             if let Some(a) = &mut self.conn {
                 if a.attached {
-                    a.step(o, &self.sweeps);
+                    a.step(o, &mut self.sweeps);
                 }
             }
         }
@@ -403,12 +397,11 @@ impl Bridge {
 }
 
 impl Attached {
-    /// The step of an observation: sent at once, or held while its sweep is being packed (only
-    /// a step without events; a step already held goes first).
-    fn step(&mut self, observation: Observation, sweeps: &sweeps::Sweeps) {
-        self.release_held(sweeps, true);
+    /// The step of an observation, with the packed sweep when one waits and a sweep could go at
+    /// once (none queued or being written, little queued before it).
+    fn step(&mut self, observation: Observation, sweeps: &mut sweeps::Sweeps) {
         self.seq += 1;
-        let step = link::Step {
+        let mut step = link::Step {
             seq: self.seq,
             observation,
             events: std::mem::take(&mut self.events),
@@ -416,30 +409,6 @@ impl Attached {
             truth: self.truth.take(),
             dropped_sweeps: 0,
         };
-        if step.events.is_empty() && sweeps.packing() && !sweeps.ready() && self.conn.sweep_free() {
-            self.held = Some((step, Instant::now()));
-        } else {
-            self.send_step(step, sweeps);
-        }
-    }
-
-    /// Sends the held step when its sweep is packed, when the wait is over, or when `now`; true
-    /// when it went.
-    fn release_held(&mut self, sweeps: &sweeps::Sweeps, now: bool) -> bool {
-        let due = self
-            .held
-            .as_ref()
-            .is_some_and(|(_, since)| now || !sweeps.packing() || since.elapsed() >= HOLD_MAX);
-        if !due {
-            return false;
-        }
-        let (step, _) = self.held.take().expect("checked");
-        self.send_step(step, sweeps);
-        true
-    }
-
-    /// Sends a step with the packed sweep when one waits and nothing is queued before it.
-    fn send_step(&mut self, mut step: link::Step, sweeps: &sweeps::Sweeps) {
         let sweep = if self.conn.sweep_free() { sweeps.take() } else { None };
         step.dropped_sweeps = sweeps.dropped();
         self.conn.send_line(link::encode_step(&step, sweep.as_ref()), sweep.is_some());

@@ -13,7 +13,9 @@
 //! - [`wire`]: how `acres_msgs` CDR travels through ros2-client's serde;
 //! - [`polled`]: a client of `/acres/skill` that never blocks (the bridge node);
 //! - [`skill_action`]: the action's goal, result and feedback;
-//! - [`run`]: logging through `tracing` and a clean stop on SIGINT/SIGTERM.
+//! - [`run`]: logging through `tracing` and a clean stop on SIGINT/SIGTERM;
+//! - [`wake`]: a thread that waits for samples of its subscriptions (or another thread's
+//!   wake-up) instead of polling for them.
 //!
 //! Middlewares reached: DDS ones over RTPS — ROS 2 nodes on rmw_fastrtps (framing `fastrtps`,
 //! the default), rmw_cyclonedds (framing `cyclonedds`; tested against Cyclone DDS) and
@@ -36,8 +38,10 @@ pub mod run;
 pub mod skill_action;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod wake;
 pub mod wire;
 
 pub use args::{ParamValue, RosArgs};
 pub use env::RosEnv;
 pub use node::{Framing, NodeError, Pub, RosNode, Sub};
+pub use wake::{Wake, Waiter};

@@ -94,7 +94,7 @@ impl<M: Message + 'static> Pub<M> {
 }
 
 /// A typed subscription of an `acres_msgs` message.
-pub struct Sub<M: Message + 'static>(Subscription<Wire<M>>);
+pub struct Sub<M: Message + 'static>(pub(crate) Subscription<Wire<M>>);
 
 impl<M: Message + 'static> Sub<M> {
     /// The next message received, if any (never blocks); undecodable samples are skipped.
