@@ -35,7 +35,7 @@ use acres_ros::{qos, RosArgs, RosEnv, RosNode};
 
 const PORT: u16 = 5661;
 const SWEEPS: usize = 1000;
-const PROBE_SWEEPS: usize = 100;
+const PROBE_SWEEPS: usize = 300;
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -184,7 +184,11 @@ fn main() {
     let mut node = RosNode::new(args, env).unwrap();
     let points_pub = node.publisher::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();
     let obs_pub = node.publisher::<Observation>("/acres/observation", qos::default_profile()).unwrap();
-    let beats_sub = node.subscription::<Heartbeat>("/acres/skill/heartbeat", qos::default_profile()).unwrap();
+    let mut beats_sub =
+        node.subscription::<Heartbeat>("/acres/skill/heartbeat", qos::default_profile()).unwrap();
+    // Beats are waited for, not polled: this process stays idle between its publishes.
+    let mut waiter = acres_ros::Waiter::new().unwrap();
+    waiter.watch(&mut beats_sub).unwrap();
 
     let mut bridge = Command::new(env!("CARGO_BIN_EXE_acres_bridge"))
         .args(["--ros-args", "-p", "host:=127.0.0.1", "-p", &format!("port:={PORT}")])
@@ -201,7 +205,8 @@ fn main() {
         .expect("attach to the bridge");
     let shared = session.shared.clone();
     let reader = std::thread::spawn(move || {
-        let (mut lat_ms, mut taken_ms, mut sweep_bytes, mut dropped) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
+        let (mut lat_ms, mut taken_ms, mut sweep_bytes, mut dropped) =
+            (Vec::new(), Vec::new(), Vec::new(), 0u64);
         while lat_ms.len() < SWEEPS {
             let Ok(r) = session.rx.recv_timeout(Duration::from_secs(5)) else { break };
             if let link::FromBridge::Step(st) = &r.msg {
@@ -223,11 +228,15 @@ fn main() {
     let start = Instant::now();
     for k in 0..(SWEEPS + 20) * 2 {
         let due = start + Duration::from_millis(50 * k as u64);
-        while Instant::now() < due {
+        loop {
             while beats_sub.take().is_some() {
                 beat_at.push(Instant::now());
             }
-            std::thread::sleep(Duration::from_micros(300));
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            waiter.wait(due - now);
         }
         if k % 2 == 0 {
             points_pub.publish(cloud(&pts));

@@ -232,14 +232,8 @@ impl Bridge {
         }
         info!(%peer, "harness connected");
         self.sweeps.reset();
-        self.conn = Some(Attached {
-            conn,
-            attached: false,
-            seq: 0,
-            events: Vec::new(),
-            truth: None,
-            beats: 0,
-        });
+        self.conn =
+            Some(Attached { conn, attached: false, seq: 0, events: Vec::new(), truth: None, beats: 0 });
     }
 
     fn hello(&self) -> link::Hello {

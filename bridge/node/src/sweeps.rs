@@ -109,7 +109,10 @@ mod tests {
     #[test]
     fn the_slot_keeps_the_newest_sweep_and_counts_every_one_it_replaces_or_skips() {
         let cloud = |t: i32| {
-            let h = Header { stamp: acres_msgs::builtin_interfaces::Time { sec: t, nanosec: 0 }, ..Default::default() };
+            let h = Header {
+                stamp: acres_msgs::builtin_interfaces::Time { sec: t, nanosec: 0 },
+                ..Default::default()
+            };
             acres_ros::cloud::to_cloud(h, &[[1.0, 2.0, 3.0, 0.5]])
         };
         let mut s = Sweeps::default();

@@ -41,10 +41,12 @@ pub const FLUSH_MIN_WALL_S: f64 = 0.1;
 /// The largest chunk before compression, bytes (a chunk is closed when it reaches this).
 pub const CHUNK_SIZE_BYTES: u64 = 4 * 1024 * 1024;
 
-/// The zstd level of the chunks: -1, the first of zstd's fast levels. Measured on t1_05 by the
-/// recording benchmark: 8 % less recording time than level 1 for files 3 to 10 % larger (a run
-/// near real time, t1_05 at `--pace 20`: 40.4 MB per 30 mission minutes, under the 50 MB budget).
-pub const ZSTD_LEVEL: i32 = -1;
+/// The zstd level of the chunks: -3, one of zstd's fast levels. Measured on t1_05 by the
+/// recording benchmark: level -1 added 55 % to a fast run's wall time, -3 adds 39–43 %, with
+/// files of the same size for a fast run and a run near real time (t1_05 at `--pace 20`: 40.9 MB
+/// per 30 mission minutes, -1 40.4 MB); -5 adds 36 % but passes the 50 MB budget near real time
+/// (52.9 MB).
+pub const ZSTD_LEVEL: i32 = -3;
 
 /// The bytes a message record adds to its data in a chunk (opcode, length, header).
 const MESSAGE_RECORD_BYTES: u64 = 1 + 8 + 2 + 4 + 8 + 8 + 4;

@@ -161,10 +161,14 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// The padding before a value aligned to `size` bytes, bytes.
+    fn padding(&self, size: usize) -> usize {
+        (size - self.pos % size) % size
+    }
+
     /// Reads a primitive's little-endian bytes, aligned to their length.
     pub fn primitive<const N: usize>(&mut self) -> Result<[u8; N], CdrError> {
-        let pad = (N - self.pos % N) % N;
-        self.take(pad)?;
+        self.take(self.padding(N))?;
         let mut out = [0u8; N];
         out.copy_from_slice(self.take(N)?);
         Ok(out)
@@ -220,6 +224,38 @@ macro_rules! numeric {
             }
             fn read(r: &mut Reader<'_>) -> Result<Self, CdrError> {
                 Ok(<$t>::from_le_bytes(r.primitive()?))
+            }
+            // Aligned once: the elements that follow are aligned by their size. The same bytes
+            // as element by element, in one pass (scans, covariances, point fields).
+            fn write_slice(items: &[Self], w: &mut Writer) {
+                const N: usize = std::mem::size_of::<$t>();
+                if items.is_empty() {
+                    return;
+                }
+                w.align(N);
+                w.buf.reserve(items.len() * N);
+                for x in items {
+                    w.buf.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+            fn read_vec(r: &mut Reader<'_>, n: usize) -> Result<Vec<Self>, CdrError> {
+                const N: usize = std::mem::size_of::<$t>();
+                let pad = r.padding(N);
+                let fits = n > 0 && n.checked_mul(N).is_some_and(|len| pad + len <= r.remaining());
+                if !fits {
+                    // Nothing to read, or too little: element by element gives the exact error.
+                    let mut out = Vec::with_capacity(n.min(r.remaining()));
+                    for _ in 0..n {
+                        out.push(Self::read(r)?);
+                    }
+                    return Ok(out);
+                }
+                r.take(pad)?;
+                let bytes = r.take(n * N)?;
+                Ok(bytes
+                    .chunks_exact(N)
+                    .map(|c| <$t>::from_le_bytes(c.try_into().expect("chunks of N bytes")))
+                    .collect())
             }
         }
     )*};
@@ -303,6 +339,76 @@ impl<T: Cdr, const N: usize> Cdr for [T; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Element by element, as the trait's default methods do.
+    fn each_written<T: Cdr>(lead: u8, items: &[T]) -> Vec<u8> {
+        let mut w = Writer::new();
+        lead.write(&mut w);
+        for x in items {
+            x.write(&mut w);
+        }
+        w.into_bytes()
+    }
+
+    #[test]
+    fn numeric_slices_write_and_read_the_bytes_element_by_element_does() {
+        let f64s: Vec<f64> = (0..37).map(|i| f64::from(i) * -1.25).collect();
+        let f32s: Vec<f32> = (0..361).map(|i| i as f32 * 0.5).collect();
+        let u16s: Vec<u16> = (0..5).collect();
+        for lead in [0u8, 1, 2, 3] {
+            let mut w = Writer::new();
+            lead.write(&mut w);
+            for _ in 0..lead {
+                0u8.write(&mut w);
+            }
+            f64::write_slice(&f64s, &mut w);
+            let bulk = w.into_bytes();
+            let mut each = Writer::new();
+            lead.write(&mut each);
+            for _ in 0..lead {
+                0u8.write(&mut each);
+            }
+            for x in &f64s {
+                x.write(&mut each);
+            }
+            assert_eq!(bulk, each.into_bytes(), "f64 after {} bytes", lead + 1);
+        }
+        for (bulk, each) in [
+            (
+                {
+                    let mut w = Writer::new();
+                    7u8.write(&mut w);
+                    f32::write_slice(&f32s, &mut w);
+                    w.into_bytes()
+                },
+                each_written(7, &f32s),
+            ),
+            (
+                {
+                    let mut w = Writer::new();
+                    7u8.write(&mut w);
+                    u16::write_slice(&u16s, &mut w);
+                    w.into_bytes()
+                },
+                each_written(7, &u16s),
+            ),
+        ] {
+            assert_eq!(bulk, each);
+        }
+        // Read back, and a truncated sequence fails with the error element by element gives.
+        let bytes = each_written(7, &f32s);
+        let mut r = Reader::new(&bytes).unwrap();
+        u8::read(&mut r).unwrap();
+        assert_eq!(f32::read_vec(&mut r, f32s.len()).unwrap(), f32s);
+        let short = &bytes[..bytes.len() - 3];
+        let mut r = Reader::new(short).unwrap();
+        u8::read(&mut r).unwrap();
+        let err = f32::read_vec(&mut r, f32s.len()).unwrap_err();
+        let mut r = Reader::new(short).unwrap();
+        u8::read(&mut r).unwrap();
+        let each_err = (0..f32s.len()).map(|_| f32::read(&mut r)).find_map(Result::err).unwrap();
+        assert_eq!(err, each_err);
+    }
 
     #[test]
     fn f64_after_u8_is_aligned_to_8_from_the_header_end() {
