@@ -44,6 +44,9 @@ pub enum NodeError {
     /// DDS refused.
     #[error("DDS: {0}")]
     Dds(String),
+    /// The operating system refused what waiting for samples needs (an epoll set, an eventfd).
+    #[error("cannot wait for samples: {0}")]
+    Wait(#[from] std::io::Error),
 }
 
 fn dds<E: std::fmt::Debug>(e: E) -> NodeError {

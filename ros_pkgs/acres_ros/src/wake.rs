@@ -9,13 +9,12 @@
 //! `s` between looks saw a sample on average `s / 2` late, and up to `s`; a waiting one sees it
 //! as soon as its thread runs.
 
-use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ros2_client::dds::rustdds::mio1::{Events, Interest, Poll, Token, Waker};
 
-use crate::node::Sub;
+use crate::node::{NodeError, Sub};
 use acres_msgs::Message;
 
 /// The token of the waiter's own [`Waker`].
@@ -55,17 +54,17 @@ impl Wake {
 
 impl Waiter {
     /// A waiter that watches nothing yet.
-    pub fn new() -> io::Result<Waiter> {
+    pub fn new() -> Result<Waiter, NodeError> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE_TOKEN)?);
         Ok(Waiter { poll, events: Events::with_capacity(16), waker, next_token: 1 })
     }
 
     /// Watches `sub`: a new sample on it ends the wait.
-    pub fn watch<M: Message + 'static>(&mut self, sub: &mut Sub<M>) -> io::Result<()> {
+    pub fn watch<M: Message + 'static>(&mut self, sub: &mut Sub<M>) -> Result<(), NodeError> {
         let token = Token(self.next_token);
         self.next_token += 1;
-        self.poll.registry().register(&mut sub.0, token, Interest::READABLE)
+        Ok(self.poll.registry().register(&mut sub.0, token, Interest::READABLE)?)
     }
 
     /// A handle that ends the wait from another thread.

@@ -36,7 +36,7 @@ use acres_msgs::nav_msgs::Odometry;
 use acres_msgs::sensor_msgs::PointCloud2;
 use acres_ros::args::ArgsError;
 use acres_ros::run::Shutdown;
-use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub};
+use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub, Waiter};
 use tracing::{info, warn};
 
 pub use convert::{event_msg, observation_msg, observation_of};
@@ -92,6 +92,10 @@ impl Params {
     }
 }
 
+/// The loop's longest wait when no sample comes: goals, cancels and the watchdogs are looked at
+/// this often.
+pub const IDLE_WAIT: Duration = Duration::from_micros(500);
+
 /// The vehicle node.
 pub struct VehicleNode {
     /// The ROS node.
@@ -106,6 +110,8 @@ pub struct VehicleNode {
     odom: Sub<Odometry>,
     points: Sub<PointCloud2>,
     heartbeat: Sub<Heartbeat>,
+    /// Wakes the loop when odometry, a sweep or a beat comes.
+    waiter: Waiter,
     obs: Option<Observation>,
     odom_m: f64,
     last_odom: Option<Instant>,
@@ -125,13 +131,21 @@ impl VehicleNode {
         opts.sensor_forward_m = params.lidar_forward_m;
         let scan_cfg = ScanConfig { min_z_m: (0.3 - params.lidar_height_m) as f32, ..ScanConfig::default() };
         let goals = if params.skills { Some(goals::Goals::new(&mut node)?) } else { None };
+        let mut odom = node.subscription("odom", qos::default_profile())?;
+        let mut points = node.subscription("lidar/points", qos::sensor_data())?;
+        let mut heartbeat = node.subscription("acres/skill/heartbeat", qos::default_profile())?;
+        let mut waiter = Waiter::new()?;
+        waiter.watch(&mut odom)?;
+        waiter.watch(&mut points)?;
+        waiter.watch(&mut heartbeat)?;
         Ok(VehicleNode {
             cmd_vel: node.publisher("cmd_vel", qos::default_profile())?,
             observation: node.publisher("acres/observation", qos::default_profile())?,
             events: node.publisher("acres/events", qos::default_profile())?,
-            odom: node.subscription("odom", qos::default_profile())?,
-            points: node.subscription("lidar/points", qos::sensor_data())?,
-            heartbeat: node.subscription("acres/skill/heartbeat", qos::default_profile())?,
+            odom,
+            points,
+            heartbeat,
+            waiter,
             server: SkillServer::new(map, opts),
             node,
             params,
@@ -175,7 +189,10 @@ impl VehicleNode {
             }
             self.flush_events();
             if !busy {
-                std::thread::sleep(Duration::from_micros(500));
+                // A sample wakes the loop at once (the shield sees a sweep as it comes); goals
+                // and cancels (the action server offers nothing to wait on) and the watchdogs
+                // are looked at every IDLE_WAIT.
+                self.waiter.wait(IDLE_WAIT);
             }
         }
         if self.params.skills {
