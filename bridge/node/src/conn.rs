@@ -16,7 +16,7 @@
 //! where the kernel would otherwise hold several sweeps before a control line.
 //!
 //! The reader thread wakes the bridge's loop for each line ([`Wake`]). The socket's send buffer
-//! is set to [`SEND_BUFFER_BYTES`] (the system may cap it) so that a sweep's step goes to the
+//! is set to [`SOCKET_BUFFER_BYTES`] (the system may cap it) so that a sweep's step goes to the
 //! operating system in one write instead of waiting for the harness to read its first part.
 
 use std::collections::VecDeque;
@@ -26,7 +26,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Condvar, Mutex};
 
-use acres_link_protocol::{decode, encode, FromBridge, FromHarness, LineError, MAX_LINE_BYTES};
+use acres_link_protocol::{
+    decode, encode, FromBridge, FromHarness, LineError, MAX_LINE_BYTES, SOCKET_BUFFER_BYTES,
+};
 use acres_ros::Wake;
 use tracing::debug;
 
@@ -42,11 +44,9 @@ pub enum Incoming {
 /// A sweep may be queued behind at most this many bytes of lines.
 pub const SWEEP_QUEUE_MAX: usize = 64 << 10;
 
-/// The send buffer asked for, bytes: three sweep steps of 14,400 points (307 kB each).
-pub const SEND_BUFFER_BYTES: usize = 1 << 20;
-
 /// Bytes the socket may hold that the network has not taken (`TCP_NOTSENT_LOWAT`): behind
-/// them a control line waits about 0.1 s on a 20 Mbit/s field link (without a bound, Linux lets
+/// them (and at most [`SWEEP_QUEUE_MAX`] queued) a control line waits about 0.13 s on a
+/// 20 Mbit/s field link (without a bound, Linux lets
 /// the send buffer grow to several MB of sweeps).
 pub const NOT_SENT_MAX: u32 = 256 << 10;
 
@@ -102,7 +102,7 @@ impl Conn {
         stream.set_nodelay(true)?;
         stream.set_nonblocking(false)?;
         let sock = socket2::SockRef::from(&stream);
-        if let Err(e) = sock.set_send_buffer_size(SEND_BUFFER_BYTES) {
+        if let Err(e) = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES) {
             debug!(error = %e, "the send buffer keeps its size");
         }
         if let Err(e) = sock.set_tcp_notsent_lowat(NOT_SENT_MAX) {
@@ -158,9 +158,9 @@ impl Conn {
             o = lock.lock().expect("outbox lock");
             o.writing = false;
             if from == line.len() {
+                // Only this thread queues lines: none came while it wrote, so the writer
+                // thread has nothing to do.
                 self.counts.lines_out.fetch_add(1, Ordering::Relaxed);
-                // The writer thread may wait for the write to end.
-                cv.notify_one();
                 return;
             }
         }

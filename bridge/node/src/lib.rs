@@ -20,7 +20,7 @@
 //!
 //! The loop waits for work instead of polling for it ([`acres_ros::Waiter`]): a sample on any
 //! of its subscriptions or a line from the harness wakes it at once; otherwise it looks at the
-//! action client's replies and for new connections every [`IDLE_WAIT`]. It packs each sweep as
+//! action client's replies and for new connections every [`ACTION_POLL`]. It packs each sweep as
 //! it takes it ([`sweeps`], about 0.05 ms) and the next step copies the packed text; nothing
 //! waits for a sweep.
 //!
@@ -44,7 +44,7 @@ use acres_msgs::sensor_msgs::PointCloud2;
 use acres_ros::args::ArgsError;
 use acres_ros::polled::PolledSkillClient;
 use acres_ros::run::Shutdown;
-use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub, Waiter};
+use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub, Waiter, ACTION_POLL};
 use link::{FromBridge, FromHarness, RefusedCode};
 use tracing::{debug, info, warn};
 
@@ -55,10 +55,6 @@ pub const TOKEN_ENV: &str = "ACRES_LINK_TOKEN";
 
 /// Truth not seen for this long is not announced in `hello`, s.
 const TRUTH_FRESH_S: f64 = 2.0;
-
-/// The loop's longest wait when nothing comes: the action client's replies (ros2-client's
-/// action client offers nothing to wait on) and new connections are looked at this often.
-pub const IDLE_WAIT: Duration = Duration::from_micros(500);
 
 /// The bridge's parameters.
 #[derive(Clone, PartialEq)]
@@ -188,7 +184,7 @@ impl Bridge {
     pub fn run(mut self, shutdown: &Shutdown) {
         while !shutdown.requested() {
             if !self.turn() {
-                self.waiter.wait(IDLE_WAIT);
+                self.waiter.wait(ACTION_POLL);
             }
         }
         self.detach("the bridge stops");

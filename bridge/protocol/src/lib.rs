@@ -40,6 +40,12 @@ pub const PROTOCOL_VERSION: u32 = 2;
 /// The longest line either side reads, bytes (a 14,400-point sweep is about 310 kB).
 pub const MAX_LINE_BYTES: usize = 4 << 20;
 
+/// The socket buffer each side asks for, bytes: three step lines of a 14,400-point sweep (307 kB
+/// each), so that one write hands a whole step to the operating system and the reader's side
+/// can take it at once (the bridge's send buffer, the harness's receive buffer; the system may
+/// cap it).
+pub const SOCKET_BUFFER_BYTES: usize = 1 << 20;
+
 /// The harness's beat period, s.
 pub const BEAT_PERIOD_S: f64 = 0.2;
 

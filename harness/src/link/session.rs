@@ -22,9 +22,6 @@ use link::{FromBridge, FromHarness};
 /// answering is found between `PONG_TIMEOUT_S` and `PONG_TIMEOUT_S` + this.
 const PING_PERIOD_S: f64 = 0.2;
 
-/// The receive buffer asked for, bytes: three sweep steps of 14,400 points (307 kB each).
-const RECV_BUFFER_BYTES: usize = 1 << 20;
-
 /// Counts of the link, both ways.
 #[derive(Debug, Default)]
 pub struct Counts {
@@ -162,10 +159,8 @@ impl Session {
         };
         let hs = |e: std::io::Error| AttachError::Handshake(e.to_string());
         stream.set_nodelay(true).map_err(hs)?;
-        // Room for a few sweep steps: the bridge's write of one then never waits for this side
-        // to read its first part (the system may cap the size; autotuning would grow it only
-        // after some traffic).
-        let _ = socket2::SockRef::from(&stream).set_recv_buffer_size(RECV_BUFFER_BYTES);
+        // Room for a few sweep steps at once (autotuning would grow it only after some traffic).
+        let _ = socket2::SockRef::from(&stream).set_recv_buffer_size(link::SOCKET_BUFFER_BYTES);
         let mut reader = BufReader::with_capacity(1 << 20, stream.try_clone().map_err(hs)?);
         stream.set_read_timeout(Some(Duration::from_secs(5))).map_err(hs)?;
         let hello = match read(&mut reader) {
@@ -237,11 +232,6 @@ impl Drop for Session {
     }
 }
 
-/// The wall clock, s since the UNIX epoch.
-fn wall_s() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
 fn read(r: &mut impl BufRead) -> Option<Result<FromBridge, link::LineError>> {
     let mut line = String::new();
     match r.read_line(&mut line) {
@@ -285,7 +275,7 @@ fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>) {
                     _ => None,
                 };
                 let (scan, points) = sweep.map_or((None, None), |(s, p)| (Some(s), Some(p)));
-                let at_wall_s = wall_s();
+                let at_wall_s = crate::run::state::wall_now();
                 if tx.send(Received { msg, scan, points, at_wall_s }).is_err() {
                     return;
                 }

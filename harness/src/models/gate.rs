@@ -9,7 +9,9 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+use crate::run::state::wall_now as now_s;
 
 /// The window of `calls_per_minute`, s.
 pub const WINDOW_S: f64 = 60.0;
@@ -23,10 +25,6 @@ pub const MARGIN_S: f64 = 0.1;
 pub struct Gate {
     file: PathBuf,
     per_minute: u32,
-}
-
-fn now_s() -> f64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 impl Gate {

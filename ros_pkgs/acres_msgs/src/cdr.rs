@@ -207,13 +207,18 @@ pub trait Cdr: Sized {
     }
     /// Reads `n` elements of a sequence or array.
     fn read_vec(r: &mut Reader<'_>, n: usize) -> Result<Vec<Self>, CdrError> {
-        // Every element takes at least one byte: the capacity never exceeds the data.
-        let mut out = Vec::with_capacity(n.min(r.remaining()));
-        for _ in 0..n {
-            out.push(Self::read(r)?);
-        }
-        Ok(out)
+        read_each(r, n)
     }
+}
+
+/// Reads `n` elements one by one.
+fn read_each<T: Cdr>(r: &mut Reader<'_>, n: usize) -> Result<Vec<T>, CdrError> {
+    // Every element takes at least one byte: the capacity never exceeds the data.
+    let mut out = Vec::with_capacity(n.min(r.remaining()));
+    for _ in 0..n {
+        out.push(T::read(r)?);
+    }
+    Ok(out)
 }
 
 macro_rules! numeric {
@@ -244,11 +249,7 @@ macro_rules! numeric {
                 let fits = n > 0 && n.checked_mul(N).is_some_and(|len| pad + len <= r.remaining());
                 if !fits {
                     // Nothing to read, or too little: element by element gives the exact error.
-                    let mut out = Vec::with_capacity(n.min(r.remaining()));
-                    for _ in 0..n {
-                        out.push(Self::read(r)?);
-                    }
-                    return Ok(out);
+                    return read_each(r, n);
                 }
                 r.take(pad)?;
                 let bytes = r.take(n * N)?;
@@ -340,12 +341,17 @@ impl<T: Cdr, const N: usize> Cdr for [T; N] {
 mod tests {
     use super::*;
 
-    /// Element by element, as the trait's default methods do.
-    fn each_written<T: Cdr>(lead: u8, items: &[T]) -> Vec<u8> {
+    /// `lead` bytes, then `items` element by element (as the trait's default methods write) or
+    /// through `write_slice`.
+    fn written<T: Cdr>(lead: usize, items: &[T], bulk: bool) -> Vec<u8> {
         let mut w = Writer::new();
-        lead.write(&mut w);
-        for x in items {
-            x.write(&mut w);
+        for _ in 0..lead {
+            7u8.write(&mut w);
+        }
+        if bulk {
+            T::write_slice(items, &mut w);
+        } else {
+            items.iter().for_each(|x| x.write(&mut w));
         }
         w.into_bytes()
     }
@@ -355,48 +361,13 @@ mod tests {
         let f64s: Vec<f64> = (0..37).map(|i| f64::from(i) * -1.25).collect();
         let f32s: Vec<f32> = (0..361).map(|i| i as f32 * 0.5).collect();
         let u16s: Vec<u16> = (0..5).collect();
-        for lead in [0u8, 1, 2, 3] {
-            let mut w = Writer::new();
-            lead.write(&mut w);
-            for _ in 0..lead {
-                0u8.write(&mut w);
-            }
-            f64::write_slice(&f64s, &mut w);
-            let bulk = w.into_bytes();
-            let mut each = Writer::new();
-            lead.write(&mut each);
-            for _ in 0..lead {
-                0u8.write(&mut each);
-            }
-            for x in &f64s {
-                x.write(&mut each);
-            }
-            assert_eq!(bulk, each.into_bytes(), "f64 after {} bytes", lead + 1);
-        }
-        for (bulk, each) in [
-            (
-                {
-                    let mut w = Writer::new();
-                    7u8.write(&mut w);
-                    f32::write_slice(&f32s, &mut w);
-                    w.into_bytes()
-                },
-                each_written(7, &f32s),
-            ),
-            (
-                {
-                    let mut w = Writer::new();
-                    7u8.write(&mut w);
-                    u16::write_slice(&u16s, &mut w);
-                    w.into_bytes()
-                },
-                each_written(7, &u16s),
-            ),
-        ] {
-            assert_eq!(bulk, each);
+        for lead in 1..=4 {
+            assert_eq!(written(lead, &f64s, true), written(lead, &f64s, false), "f64 after {lead} bytes");
+            assert_eq!(written(lead, &f32s, true), written(lead, &f32s, false), "f32 after {lead} bytes");
+            assert_eq!(written(lead, &u16s, true), written(lead, &u16s, false), "u16 after {lead} bytes");
         }
         // Read back, and a truncated sequence fails with the error element by element gives.
-        let bytes = each_written(7, &f32s);
+        let bytes = written(1, &f32s, false);
         let mut r = Reader::new(&bytes).unwrap();
         u8::read(&mut r).unwrap();
         assert_eq!(f32::read_vec(&mut r, f32s.len()).unwrap(), f32s);

@@ -44,4 +44,4 @@ pub mod wire;
 pub use args::{ParamValue, RosArgs};
 pub use env::RosEnv;
 pub use node::{Framing, NodeError, Pub, RosNode, Sub};
-pub use wake::{Waiter, Wake};
+pub use wake::{Waiter, Wake, ACTION_POLL};

@@ -17,6 +17,11 @@ use ros2_client::dds::rustdds::mio1::{Events, Interest, Poll, Token, Waker};
 use crate::node::{NodeError, Sub};
 use acres_msgs::Message;
 
+/// How often a waiting loop still looks at what it cannot wait on: ros2-client's action client
+/// and server offer no source to register, so their replies, goals and cancels are polled at
+/// least this often (and whenever a sample wakes the loop).
+pub const ACTION_POLL: Duration = Duration::from_micros(500);
+
 /// The token of the waiter's own [`Waker`].
 const WAKE_TOKEN: Token = Token(0);
 

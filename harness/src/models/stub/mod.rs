@@ -203,8 +203,7 @@ fn record(shared: &Shared, method: &hyper::Method, path: &str, body: &[u8], key_
     let Some(f) = &shared.record else { return };
     let body_v =
         serde_json::from_slice::<Value>(body).unwrap_or_else(|_| json!(String::from_utf8_lossy(body)));
-    let t =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+    let t = crate::run::state::wall_now();
     let line = json!({"t": t, "method": method.as_str(), "path": path, "key_sent": key_sent, "body": body_v});
     if let Ok(mut f) = f.lock() {
         let _ = writeln!(f, "{line}");

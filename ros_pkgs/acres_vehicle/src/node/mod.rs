@@ -36,7 +36,7 @@ use acres_msgs::nav_msgs::Odometry;
 use acres_msgs::sensor_msgs::PointCloud2;
 use acres_ros::args::ArgsError;
 use acres_ros::run::Shutdown;
-use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub, Waiter};
+use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub, Waiter, ACTION_POLL};
 use tracing::{info, warn};
 
 pub use convert::{event_msg, observation_msg, observation_of};
@@ -91,10 +91,6 @@ impl Params {
         })
     }
 }
-
-/// The loop's longest wait when no sample comes: goals, cancels and the watchdogs are looked at
-/// this often.
-pub const IDLE_WAIT: Duration = Duration::from_micros(500);
 
 /// The vehicle node.
 pub struct VehicleNode {
@@ -189,10 +185,9 @@ impl VehicleNode {
             }
             self.flush_events();
             if !busy {
-                // A sample wakes the loop at once (the shield sees a sweep as it comes); goals
-                // and cancels (the action server offers nothing to wait on) and the watchdogs
-                // are looked at every IDLE_WAIT.
-                self.waiter.wait(IDLE_WAIT);
+                // A sample wakes the loop at once (the shield sees a sweep as it comes); goals,
+                // cancels and the watchdogs are looked at every ACTION_POLL.
+                self.waiter.wait(ACTION_POLL);
             }
         }
         if self.params.skills {
