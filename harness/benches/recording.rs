@@ -5,14 +5,15 @@
 //! 30-minute mission (budget: 50 MB), the best and the median wall times with and without
 //! recording and the time recording adds (target: at most 10 %), and the processor time, which
 //! a machine shared with other work disturbs less than wall time: the run's own thread (the
-//! loop, from `/proc/thread-self/schedstat`, nanoseconds) and the whole process (all threads,
-//! from `/proc/self/stat`, 10 ms ticks, summed over the runs of each kind); their difference is
-//! the recorder's writer thread.
+//! loop, from `/proc/thread-self/schedstat`, nanoseconds), the recorder's writer thread (the
+//! same, added up by the thread as it ends: `recording::sink::WRITER_CPU_NS`) and the whole
+//! process (all threads, from `/proc/self/stat`, 10 ms ticks, summed over the runs of each kind).
 //!
 //! `cargo bench -p acres-harness --bench recording` (`ACRES_BENCH_SCENARIO=t1_05` skips the
 //! search for the longest scenario and runs the one whose id starts so).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 #[global_allocator]
@@ -20,11 +21,12 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use acres_harness::planner::scripted::ScriptedClient;
 use acres_harness::planning::costs::CostTable;
+use acres_harness::recording::sink::WRITER_CPU_NS;
 use acres_harness::recording::{EPISODE_FILE, INTERFACE_FILE};
 use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::scenario::{self, Scenario};
 
-const RUNS: usize = 7;
+const RUNS: usize = 15;
 const BUDGET_MB_PER_30_MIN: f64 = 50.0;
 
 /// Processor time of this process so far, all threads, s (Linux; 0 elsewhere).
@@ -44,10 +46,12 @@ fn thread_cpu_s() -> f64 {
     stat.split_whitespace().next().and_then(|ns| ns.parse::<f64>().ok()).unwrap_or(0.0) * 1e-9
 }
 
-/// One run: wall time, the run thread's processor time, mission time, the folder.
+/// One run: wall time, the run thread's and the recorder's writer thread's processor time,
+/// mission time, the folder.
 struct Run {
     wall_s: f64,
     thread_cpu_s: f64,
+    writer_cpu_s: f64,
     mission_s: f64,
     folder: PathBuf,
 }
@@ -58,11 +62,13 @@ fn run(sc: &Scenario, root: &Path, out: &Path, record: bool) -> Run {
     let opts = RunOptions { record, ..RunOptions::new(out) };
     let client = ScriptedClient::new(2.0);
     let c0 = thread_cpu_s();
+    let w0 = WRITER_CPU_NS.load(Ordering::Relaxed);
     let t0 = Instant::now();
     let outcome = run_scenario(sc, &opts, Planner::Model(&client), table).expect("the run runs");
     Run {
         wall_s: t0.elapsed().as_secs_f64(),
         thread_cpu_s: thread_cpu_s() - c0,
+        writer_cpu_s: (WRITER_CPU_NS.load(Ordering::Relaxed) - w0) as f64 * 1e-9,
         mission_s: outcome.t_s,
         folder: outcome.folder,
     }
@@ -92,6 +98,7 @@ fn main() {
     }
     let (mission_s, sc) = longest.expect("a shipped scenario");
     let (mut with, mut without) = (Vec::new(), Vec::new());
+
     let (mut with_cpu_s, mut without_cpu_s) = (0.0, 0.0);
     for _ in 0..RUNS {
         let c0 = cpu_s();
@@ -128,10 +135,13 @@ fn main() {
         "recording: wall time, median of {RUNS}: {median_with:.3} s with, {median_without:.3} s without: recording adds {:.1} %",
         (median_with / median_without - 1.0) * 100.0
     );
+    let writer_ms = median(with.iter().map(|r| r.writer_cpu_s * 1000.0).collect());
     println!(
-        "recording: processor time a run (median): the run's thread {:.1} ms with, {:.1} ms without",
+        "recording: processor time a run (median): the run's thread {:.1} ms with, {:.1} ms without; \
+         the writer thread {writer_ms:.1} ms ({:.2} of the unrecorded run's thread)",
         thread_ms(&with),
-        thread_ms(&without)
+        thread_ms(&without),
+        writer_ms / thread_ms(&without)
     );
     println!(
         "recording: processor time a run (mean, all threads): {:.0} ms with, {:.0} ms without; \

@@ -13,12 +13,12 @@ use acres_core::objects::ObjectKind;
 use acres_farm::geom::{Pose, Vec2};
 use acres_vehicle::scan::Scan;
 use acres_vehicle::shield::ShieldRule;
-use acres_vehicle::{Reply, SkillEvent, SkillRequest, Status};
+use acres_vehicle::{Reply, SkillEvent, SkillRequest, Status, StatusRef};
 
 use crate::scenario::Scenario;
 
 /// What the vehicle knows of its own motion.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct VehicleView {
     /// Mission time, s.
     pub t_s: f64,
@@ -59,8 +59,12 @@ pub trait WorldPort {
     fn request(&mut self, req: &SkillRequest) -> Reply;
     /// The vehicle's odometry.
     fn vehicle(&self) -> VehicleView;
+    /// The skill server's status, borrowed.
+    fn status_ref(&self) -> StatusRef<'_>;
     /// The skill server's status.
-    fn status(&self) -> Status;
+    fn status(&self) -> Status {
+        self.status_ref().to_status()
+    }
     /// The route ahead of the running motion.
     fn route_ahead(&self) -> Vec<Vec2>;
     /// The latest scan.
@@ -159,8 +163,8 @@ impl WorldPort for CoreWorld {
             odom_m: self.sim.world.vehicle().odom_m,
         }
     }
-    fn status(&self) -> Status {
-        self.sim.server.status()
+    fn status_ref(&self) -> StatusRef<'_> {
+        self.sim.server.status_ref()
     }
     fn route_ahead(&self) -> Vec<Vec2> {
         self.sim.server.route_ahead()

@@ -110,6 +110,38 @@ fn last_pose_t_tail(run_file: &Path) -> f64 {
     last_pose_in(&String::from_utf8_lossy(&buf))
 }
 
+/// The log times of the sweeps whose clouds [`CloudRate`] keeps, replayed on the `/scan`
+/// messages of `episode`, and how many of those scans see something.
+fn kept_clouds(episode: &Path) -> (Vec<u64>, u64) {
+    use acres_msgs::Message;
+    let bytes = std::fs::read(episode).unwrap();
+    let mut rate = acres_harness::recording::CloudRate::default();
+    let (mut kept, mut seeing) = (Vec::new(), 0);
+    for m in mcap::MessageStream::new(&bytes).unwrap() {
+        let m = m.unwrap();
+        if m.channel.topic == "/scan" {
+            let scan = acres_msgs::sensor_msgs::LaserScan::decode(&m.data).unwrap();
+            let sees = scan.ranges.iter().any(|r| r.is_finite());
+            seeing += u64::from(sees);
+            if rate.keep(sees) {
+                kept.push(m.log_time);
+            }
+        }
+    }
+    (kept, seeing)
+}
+
+/// The log times of the `/lidar/points` messages of `episode`.
+fn cloud_times(episode: &Path) -> Vec<u64> {
+    let bytes = std::fs::read(episode).unwrap();
+    mcap::MessageStream::new(&bytes)
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|m| m.channel.topic == "/lidar/points")
+        .map(|m| m.log_time)
+        .collect()
+}
+
 /// The control step, s (20 Hz).
 const STEP_S: f64 = 0.05;
 
@@ -152,7 +184,14 @@ fn both_recordings_of_a_core_run_decode_with_the_python_readers_and_match_their_
     }
     let scans = count(ep, "/scan");
     assert!((scans as f64 - end_t * 10.0).abs() <= 11.0, "{scans} scans for {end_t} s");
-    assert_eq!(count(ep, "/lidar/points"), scans.div_ceil(acres_harness::recording::POINTS_EVERY_SWEEPS));
+    // The clouds are the sweeps the rate keeps, judged on each sweep's scan as recorded: the
+    // truck comes into view, so both rates occur.
+    let (kept, seeing) = kept_clouds(&folder.join("episode.mcap"));
+    assert_eq!(count(ep, "/lidar/points"), kept.len() as u64);
+    assert_eq!(cloud_times(&folder.join("episode.mcap")), kept);
+    assert!(seeing > 0 && seeing < scans, "{seeing} of {scans} scans see something");
+    let clear_only = scans.div_ceil(acres_harness::recording::POINTS_EVERY_SWEEPS_CLEAR);
+    assert!(kept.len() as u64 > clear_only, "{} clouds, {clear_only} without the truck", kept.len());
     assert_eq!(count(ep, "/acres/map"), 1);
     assert_eq!(count(ep, "/tf_static"), 1);
     assert!(count(ep, "/acres/objects") >= end_t as u64);

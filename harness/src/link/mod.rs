@@ -34,7 +34,7 @@ use acres_farm::geom::{Pose, Vec2};
 use acres_link_protocol as link;
 use acres_vehicle::scan::Scan;
 use acres_vehicle::shield::ShieldRule;
-use acres_vehicle::{EventName, Reply, ResultCode, SkillEvent, SkillKind, SkillRequest, Status};
+use acres_vehicle::{EventName, Reply, ResultCode, SkillEvent, SkillKind, SkillRequest, Status, StatusRef};
 use link::{FromBridge, FromHarness};
 
 use crate::scenario::Scenario;
@@ -340,8 +340,8 @@ impl WorldPort for LinkWorld {
     fn vehicle(&self) -> VehicleView {
         self.vehicle
     }
-    fn status(&self) -> Status {
-        self.status.clone()
+    fn status_ref(&self) -> StatusRef<'_> {
+        self.status.view()
     }
     fn route_ahead(&self) -> Vec<Vec2> {
         self.route_ahead.clone()

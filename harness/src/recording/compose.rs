@@ -18,6 +18,7 @@ use acres_msgs::Message;
 use super::bag::{time_ns, Bag, BagError, Qos};
 use super::{convert, markers, Item, PointBuffers, Shot};
 use crate::runlog::rows::{ModelSendRow, Row};
+use crate::world::VehicleView;
 
 /// The channels of the episode file.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +60,19 @@ pub struct Files {
     buffers: PointBuffers,
     /// The buffer a message written to both files is encoded into.
     scratch: Vec<u8>,
+    /// The skill server's status of the last shot.
+    status: acres_vehicle::Status,
+    /// The messages of each control step, changed in place from step to step (no new text).
+    step_msgs: StepMessages,
+}
+
+/// The messages written each control step, kept so that each step only sets their numbers.
+#[derive(Debug)]
+struct StepMessages {
+    tf: TFMessage,
+    odom: Odometry,
+    obs: Observation,
+    scan: LaserScan,
 }
 
 const CLOCK_QOS: Qos = Qos { depth: 1, reliable: false, transient_local: false };
@@ -107,6 +121,13 @@ impl Files {
             sends: BTreeMap::new(),
             buffers,
             scratch: Vec::new(),
+            status: acres_vehicle::Status::default(),
+            step_msgs: StepMessages {
+                tf: convert::tf(&VehicleView::default()),
+                odom: convert::odometry(&VehicleView::default()),
+                obs: Observation::default(),
+                scan: convert::laser_scan(0.0, Vec::new(), 0.0, 0.0),
+            },
         })
     }
 
@@ -138,14 +159,23 @@ impl Files {
         let t_ns = time_ns(v.t_s);
         let clock = Clock { clock: Time::from_secs_f64(v.t_s) };
         self.both(self.ep.clock, self.itf.clock, t_ns, &clock)?;
-        self.episode.write(self.ep.tf, t_ns, &convert::tf(&v))?;
-        self.episode.write(self.ep.odom, t_ns, &convert::odometry(&v))?;
-        let obs = convert::observation(&v, &shot.status, shot.ahead_m, shot.energy_estimate_mj);
-        self.both(self.ep.observation, self.itf.observation, t_ns, &obs)?;
-        if let Some(ranges) = shot.scan_ranges_m.take() {
-            let msg = convert::laser_scan(v.t_s, ranges, self.sweep_period_s, self.lidar_range_m);
-            let written = self.episode.write(self.ep.scan, t_ns, &msg);
-            shot.scan_ranges_m = Some(msg.ranges);
+        let m = &mut self.step_msgs;
+        convert::set_tf(&mut m.tf, &v);
+        self.episode.write(self.ep.tf, t_ns, &m.tf)?;
+        convert::set_odometry(&mut m.odom, &v);
+        self.episode.write(self.ep.odom, t_ns, &m.odom)?;
+        shot.status.apply(&mut self.status);
+        convert::set_observation(&mut m.obs, &v, &self.status, shot.ahead_m, shot.energy_estimate_mj);
+        m.obs.encode_into(&mut self.scratch);
+        self.episode.write_bytes(self.ep.observation, t_ns, &self.scratch)?;
+        self.interface.write_bytes(self.itf.observation, t_ns, &self.scratch)?;
+        if let Some(ranges) = &mut shot.scan_ranges_m {
+            // The shot's ranges lent to the message and given back.
+            let scan = &mut self.step_msgs.scan;
+            std::mem::swap(&mut scan.ranges, ranges);
+            convert::set_laser_scan(scan, v.t_s, self.sweep_period_s, self.lidar_range_m);
+            let written = self.episode.write(self.ep.scan, t_ns, &*scan);
+            std::mem::swap(&mut scan.ranges, ranges);
             written?;
         }
         if let Some(data) = shot.points.take() {

@@ -54,8 +54,17 @@ pub fn transform(t_s: f64, parent: &str, child: &str, xyz_m: [f64; 3], yaw_rad: 
 
 /// The vehicle's pose as `odom → base_link` on `/tf`.
 pub fn tf(v: &VehicleView) -> TFMessage {
-    TFMessage {
-        transforms: vec![transform(v.t_s, ODOM_FRAME, BASE_FRAME, [v.pose.x, v.pose.y, 0.0], v.pose.yaw)],
+    let mut m = TFMessage { transforms: vec![transform(0.0, ODOM_FRAME, BASE_FRAME, [0.0; 3], 0.0)] };
+    set_tf(&mut m, v);
+    m
+}
+
+/// Makes `m`, a message of [`tf`], the pose of `v` (its frames kept).
+pub fn set_tf(m: &mut TFMessage, v: &VehicleView) {
+    if let Some(t) = m.transforms.first_mut() {
+        t.header.stamp = Time::from_secs_f64(v.t_s);
+        t.transform.translation = Vector3 { x: v.pose.x, y: v.pose.y, z: 0.0 };
+        t.transform.rotation = Quaternion::from_yaw(v.pose.yaw);
     }
 }
 
@@ -72,15 +81,21 @@ pub fn tf_static(mount_forward_m: f64, mount_height_m: f64) -> TFMessage {
 /// The odometry on `/odom`: the pose in `odom`, the speed along `base_link`'s x. The yaw rate
 /// is not part of the vehicle's view and is left 0; covariances are 0 (the pose is exact).
 pub fn odometry(v: &VehicleView) -> Odometry {
-    Odometry {
-        header: header(v.t_s, ODOM_FRAME),
+    let mut m = Odometry {
+        header: header(0.0, ODOM_FRAME),
         child_frame_id: BASE_FRAME.into(),
-        pose: PoseWithCovariance { pose: pose(v.pose, 0.0), covariance: [0.0; 36] },
-        twist: TwistWithCovariance {
-            twist: Twist { linear: Vector3 { x: v.speed_mps, y: 0.0, z: 0.0 }, angular: Vector3::default() },
-            covariance: [0.0; 36],
-        },
-    }
+        pose: PoseWithCovariance { pose: pose(MapPose::default(), 0.0), covariance: [0.0; 36] },
+        twist: TwistWithCovariance { twist: Twist::default(), covariance: [0.0; 36] },
+    };
+    set_odometry(&mut m, v);
+    m
+}
+
+/// Makes `m`, a message of [`odometry`], the odometry of `v` (its frames and zeros kept).
+pub fn set_odometry(m: &mut Odometry, v: &VehicleView) {
+    m.header.stamp = Time::from_secs_f64(v.t_s);
+    m.pose.pose = pose(v.pose, 0.0);
+    m.twist.twist.linear.x = v.speed_mps;
 }
 
 /// A map pose at height `z_m` as a `geometry_msgs/Pose`.
@@ -90,35 +105,69 @@ pub fn pose(p: MapPose, z_m: f64) -> Pose {
 
 /// `/acres/observation`: what the vehicle knows of itself and its skill server.
 pub fn observation(v: &VehicleView, st: &Status, ahead_m: f64, energy_estimate_mj: f64) -> Observation {
-    let (interrupted_skill, interrupted_id, interrupted_target) = match &st.interrupted {
-        Some((k, id, target)) => (k.as_str().to_string(), *id, target.clone()),
-        None => (String::new(), 0, String::new()),
-    };
-    Observation {
-        header: header(v.t_s, MAP_FRAME),
-        x_m: v.pose.x,
-        y_m: v.pose.y,
-        yaw_rad: v.pose.yaw,
-        speed_mps: v.speed_mps,
-        odom_m: v.odom_m,
-        skill: st.skill.map_or_else(String::new, |s| s.as_str().to_string()),
-        skill_id: st.id.unwrap_or(0),
-        state: st.state.as_str().into(),
-        progress: st.progress,
-        target: st.target.clone().unwrap_or_default(),
-        remaining_m: st.remaining_m.unwrap_or(f64::NAN),
-        ahead_m,
-        shield_holding: st.hold_since_s.is_some(),
-        hold_since_s: st.hold_since_s.unwrap_or(f64::NAN),
-        interrupted_skill,
-        interrupted_id,
-        interrupted_target,
-        coverage: st.coverage.iter().map(|(f, c)| FieldCoverage { field: f.clone(), coverage: *c }).collect(),
-        scouted: st.scouted.clone(),
-        energy_estimate_mj,
-        // Empty in recordings: a route of hundreds of points 20 times a second would grow the
-        // files several times over.
-        route_ahead: Vec::new(),
+    let mut o = Observation::default();
+    set_observation(&mut o, v, st, ahead_m, energy_estimate_mj);
+    o
+}
+
+/// Makes `o` the [`observation`] of `v` and `st`, reusing the memory of its text and lists (the
+/// recorder writes one each control step).
+pub fn set_observation(
+    o: &mut Observation,
+    v: &VehicleView,
+    st: &Status,
+    ahead_m: f64,
+    energy_estimate_mj: f64,
+) {
+    o.header.stamp = Time::from_secs_f64(v.t_s);
+    set_text(&mut o.header.frame_id, MAP_FRAME);
+    o.x_m = v.pose.x;
+    o.y_m = v.pose.y;
+    o.yaw_rad = v.pose.yaw;
+    o.speed_mps = v.speed_mps;
+    o.odom_m = v.odom_m;
+    set_text(&mut o.skill, st.skill.map_or("", |s| s.as_str()));
+    o.skill_id = st.id.unwrap_or(0);
+    set_text(&mut o.state, st.state.as_str());
+    o.progress = st.progress;
+    set_text(&mut o.target, st.target.as_deref().unwrap_or(""));
+    o.remaining_m = st.remaining_m.unwrap_or(f64::NAN);
+    o.ahead_m = ahead_m;
+    o.shield_holding = st.hold_since_s.is_some();
+    o.hold_since_s = st.hold_since_s.unwrap_or(f64::NAN);
+    let (skill, id, target) =
+        st.interrupted.as_ref().map_or(("", 0, ""), |(k, id, t)| (k.as_str(), *id, t.as_str()));
+    set_text(&mut o.interrupted_skill, skill);
+    o.interrupted_id = id;
+    set_text(&mut o.interrupted_target, target);
+    o.coverage.truncate(st.coverage.len());
+    for (i, (field, c)) in st.coverage.iter().enumerate() {
+        match o.coverage.get_mut(i) {
+            Some(fc) => {
+                set_text(&mut fc.field, field);
+                fc.coverage = *c;
+            }
+            None => o.coverage.push(FieldCoverage { field: field.clone(), coverage: *c }),
+        }
+    }
+    o.scouted.truncate(st.scouted.len());
+    for (i, field) in st.scouted.iter().enumerate() {
+        match o.scouted.get_mut(i) {
+            Some(s) => set_text(s, field),
+            None => o.scouted.push(field.clone()),
+        }
+    }
+    o.energy_estimate_mj = energy_estimate_mj;
+    // Empty in recordings: a route of hundreds of points 20 times a second would grow the files
+    // several times over.
+    o.route_ahead.clear();
+}
+
+/// Makes `s` the text `t`, in its own memory when it has room.
+fn set_text(s: &mut String, t: &str) {
+    if s != t {
+        s.clear();
+        s.push_str(t);
     }
 }
 
@@ -130,19 +179,28 @@ pub fn skill_event(e: &acres_vehicle::SkillEvent) -> SkillEvent {
 /// `/scan`: the scan function's 360 one-degree ranges (`Scan::ranges_m`), bin 0 forward,
 /// counter-clockwise, in the LiDAR's frame; +inf where a bin holds no return.
 pub fn laser_scan(t_s: f64, ranges_m: Vec<f32>, period_s: f64, max_range_m: f32) -> LaserScan {
-    let step = std::f32::consts::PI / 180.0;
-    LaserScan {
-        header: header(t_s, LIDAR_FRAME),
+    let mut m = LaserScan {
+        header: header(0.0, LIDAR_FRAME),
         angle_min: 0.0,
-        angle_max: step * ranges_m.len().saturating_sub(1) as f32,
-        angle_increment: step,
+        angle_max: 0.0,
+        angle_increment: std::f32::consts::PI / 180.0,
         time_increment: 0.0,
-        scan_time: period_s as f32,
+        scan_time: 0.0,
         range_min: 0.05,
-        range_max: max_range_m,
+        range_max: 0.0,
         ranges: ranges_m,
         intensities: Vec::new(),
-    }
+    };
+    set_laser_scan(&mut m, t_s, period_s, max_range_m);
+    m
+}
+
+/// Makes `m`, a message of [`laser_scan`], the scan at `t_s` of its ranges (its frame kept).
+pub fn set_laser_scan(m: &mut LaserScan, t_s: f64, period_s: f64, max_range_m: f32) {
+    m.header.stamp = Time::from_secs_f64(t_s);
+    m.angle_max = m.angle_increment * m.ranges.len().saturating_sub(1) as f32;
+    m.scan_time = period_s as f32;
+    m.range_max = max_range_m;
 }
 
 /// The bytes of one point of `/lidar/points`.
@@ -293,6 +351,44 @@ mod tests {
         assert_eq!(skill_event(&clear).ahead_m, f64::INFINITY);
         // The bytes decode as the same message (the CDR of acres_msgs).
         assert_eq!(SkillEvent::decode(&m.encode()).unwrap().stopping_m, 6.0);
+    }
+
+    #[test]
+    fn a_message_set_in_place_equals_one_made_anew_whatever_it_held_before() {
+        use acres_farm::geom::Pose as MapPose;
+        use std::collections::BTreeMap;
+        let v = |t_s: f64, x: f64| VehicleView {
+            t_s,
+            pose: MapPose { x, y: -2.0, yaw: 0.5 },
+            speed_mps: 3.0,
+            odom_m: x,
+        };
+        let mut busy = Status {
+            skill: Some(acres_vehicle::SkillKind::Scout),
+            id: Some(4),
+            target: Some("F53".into()),
+            interrupted: Some((acres_vehicle::SkillKind::Goto, 2, "home".into())),
+            coverage: BTreeMap::from([("F51".into(), 1.0), ("F52".into(), 0.4), ("F53".into(), 0.1)]),
+            scouted: vec!["F51".into(), "F52".into()],
+            ..Status::default()
+        };
+        busy.hold_since_s = Some(3.0);
+        let idle = Status { coverage: BTreeMap::from([("F51".into(), 1.0)]), ..Status::default() };
+        // From a longer status to a shorter one and back.
+        let mut o = observation(&v(1.0, 5.0), &busy, 7.0, 0.2);
+        for (view, st) in [(v(1.05, 5.2), &idle), (v(1.1, 5.4), &busy), (v(1.15, 5.6), &idle)] {
+            set_observation(&mut o, &view, st, f64::INFINITY, 0.3);
+            assert_eq!(o.encode(), observation(&view, st, f64::INFINITY, 0.3).encode());
+        }
+        let (mut t, mut od) = (tf(&v(0.0, 0.0)), odometry(&v(0.0, 0.0)));
+        set_tf(&mut t, &v(2.0, 9.0));
+        set_odometry(&mut od, &v(2.0, 9.0));
+        assert_eq!(t.encode(), tf(&v(2.0, 9.0)).encode());
+        assert_eq!(od.encode(), odometry(&v(2.0, 9.0)).encode());
+        let mut scan = laser_scan(0.0, Vec::new(), 0.0, 0.0);
+        scan.ranges = vec![1.0; 360];
+        set_laser_scan(&mut scan, 3.0, 0.1, 40.0);
+        assert_eq!(scan.encode(), laser_scan(3.0, vec![1.0; 360], 0.1, 40.0).encode());
     }
 
     #[test]

@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use acres_core::objects::ObjectKind;
 use acres_farm::geom::Pose;
 use acres_farm::Map;
-use acres_vehicle::Status;
+use acres_vehicle::{Status, StatusRef};
 
 use self::bag::{Bag, BagError};
 use self::compose::Files;
@@ -65,10 +65,33 @@ pub const EPISODE_TOPICS: &[&str] = &[
 /// The topics of `episode.interface.mcap`.
 pub const INTERFACE_TOPICS: &[&str] = &["/acres/clock", "/acres/observation", "/acres/events"];
 
-/// `/lidar/points` keeps one sweep in this many (10 Hz sweeps: 1 Hz). The clouds were a third
-/// of the recording's time at 2 Hz; the files barely shrink at 1 Hz (each chunk pays for about
-/// one cloud, the ground returns repeating from sweep to sweep), but the time halves.
-pub const POINTS_EVERY_SWEEPS: u64 = 10;
+/// `/lidar/points` keeps one sweep in this many while the scan sees something (a return within
+/// the LiDAR's range in the scan function's ranges): 10 Hz sweeps, 1 Hz clouds.
+pub const POINTS_EVERY_SWEEPS_SEEING: u64 = 10;
+/// `/lidar/points` keeps one sweep in this many while the scan sees nothing (ground only):
+/// 0.2 Hz clouds. The clouds are most of the bytes a recording compresses (74 of 119 MB for
+/// t1_05 at 1 Hz), and a cloud of bare ground repeats the one before it.
+pub const POINTS_EVERY_SWEEPS_CLEAR: u64 = 50;
+
+/// Which sweeps `/lidar/points` keeps: the first one, then one when [`POINTS_EVERY_SWEEPS_SEEING`]
+/// sweeps have passed since the last cloud and this sweep's scan sees something, or
+/// [`POINTS_EVERY_SWEEPS_CLEAR`] have passed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CloudRate {
+    /// Sweeps since the last cloud kept (`None` before the first).
+    since: Option<u64>,
+}
+
+impl CloudRate {
+    /// True when this sweep's cloud is kept; `seeing`: its scan sees something.
+    pub fn keep(&mut self, seeing: bool) -> bool {
+        let since = self.since.map_or(u64::MAX, |n| n + 1);
+        let every = if seeing { POINTS_EVERY_SWEEPS_SEEING } else { POINTS_EVERY_SWEEPS_CLEAR };
+        let keep = since >= every;
+        self.since = Some(if keep { 0 } else { since });
+        keep
+    }
+}
 /// `/acres/objects` is written this often, s of mission time (and at t = 0).
 pub const OBJECTS_EVERY_S: f64 = 1.0;
 
@@ -102,8 +125,8 @@ impl PointBuffers {
 pub struct Shot {
     /// The vehicle (mission time, pose, speed, odometry).
     pub vehicle: VehicleView,
-    /// The skill server's status.
-    pub status: Status,
+    /// The skill server's status (its numbers, or all of it when more changed).
+    pub status: StatusShot,
     /// The obstacle distance ahead, m.
     pub ahead_m: f64,
     /// The loop's fuel energy estimate, MJ.
@@ -114,6 +137,100 @@ pub struct Shot {
     pub points: Option<Vec<u8>>,
     /// The objects (simulator truth) when they are due: id, kind, pose.
     pub objects: Option<Vec<(u32, ObjectKind, Pose)>>,
+}
+
+/// The skill server's status as a shot carries it. Most control steps change only its numbers:
+/// the running motion's progress and metres left, and while a scout runs one field's coverage;
+/// then only those go with the shot, else the whole status. The writer thread keeps the status
+/// of the shots before ([`compose`]), so every observation written is the status of its step.
+#[derive(Debug, Clone)]
+pub enum StatusShot {
+    /// The status of the shot before, with these numbers.
+    Numbers {
+        /// Fraction of the running motion done.
+        progress: f64,
+        /// Metres left on the route.
+        remaining_m: Option<f64>,
+        /// The coverage that changed: its place in the coverage map (in key order) and value.
+        coverage: Option<(usize, f64)>,
+    },
+    /// The whole status.
+    Full(Box<Status>),
+}
+
+impl StatusShot {
+    /// The shot of `now` after the status `last` (updated to `now`).
+    pub fn take(last: &mut Option<Status>, now: StatusRef<'_>) -> StatusShot {
+        if let Some(l) = last.as_mut() {
+            if let Some(coverage) = numbers_changed(l.view(), now) {
+                l.progress = now.progress;
+                l.remaining_m = now.remaining_m;
+                if let Some((i, c)) = coverage {
+                    StatusShot::set_coverage(l, i, c);
+                }
+                return StatusShot::Numbers {
+                    progress: now.progress,
+                    remaining_m: now.remaining_m,
+                    coverage,
+                };
+            }
+        }
+        let full = now.to_status();
+        *last = Some(full.clone());
+        StatusShot::Full(Box::new(full))
+    }
+
+    /// Applies the shot to the status of the shots before.
+    pub fn apply(&mut self, status: &mut Status) {
+        match self {
+            StatusShot::Numbers { progress, remaining_m, coverage } => {
+                status.progress = *progress;
+                status.remaining_m = *remaining_m;
+                if let Some((i, c)) = *coverage {
+                    StatusShot::set_coverage(status, i, c);
+                }
+            }
+            // Swapped: the status before goes back to the loop's thread with the batch.
+            StatusShot::Full(new) => std::mem::swap(status, new),
+        }
+    }
+
+    fn set_coverage(status: &mut Status, i: usize, c: f64) {
+        if let Some(v) = status.coverage.values_mut().nth(i) {
+            *v = c;
+        }
+    }
+}
+
+/// `Some(the coverage that changed, if one did)` when `now` differs from `last` only in the
+/// progress, the metres left and at most one field's coverage; `None` when anything else
+/// changed. Numbers are compared bit for bit.
+fn numbers_changed(last: StatusRef<'_>, now: StatusRef<'_>) -> Option<Option<(usize, f64)>> {
+    let same_bits = |a: Option<f64>, b: Option<f64>| a.map(f64::to_bits) == b.map(f64::to_bits);
+    let same = last.skill == now.skill
+        && last.id == now.id
+        && last.state == now.state
+        && last.target == now.target
+        && same_bits(last.hold_since_s, now.hold_since_s)
+        && last.interrupted == now.interrupted
+        && last.scouted == now.scouted
+        && last.coverage.len() == now.coverage.len();
+    if !same {
+        return None;
+    }
+    let mut changed = None;
+    for (i, ((ka, va), (kb, vb))) in last.coverage.iter().zip(now.coverage).enumerate() {
+        if ka != kb {
+            return None;
+        }
+        if va.to_bits() != vb.to_bits() {
+            if changed.is_some() {
+                return None;
+            }
+            changed = Some((i, *vb));
+        }
+    }
+    Some(changed)
 }
 
 /// What the loop hands to the writer thread, in the order of the run.
@@ -134,8 +251,10 @@ pub enum Item {
 pub struct Recorder {
     sink: Sink,
     buffers: PointBuffers,
-    sweeps: u64,
+    clouds: CloudRate,
     next_objects_s: f64,
+    /// The status of the last shot.
+    status: Option<Status>,
 }
 
 impl Recorder {
@@ -147,14 +266,20 @@ impl Recorder {
         let buffers = PointBuffers::default();
         let lidar = world.lidar().unwrap_or_default();
         let files = Files::create(episode, interface, map, lidar, buffers.clone())?;
-        let mut rec = Recorder { sink: Sink::spawn(files), buffers, sweeps: 0, next_objects_s: 0.0 };
+        let mut rec = Recorder {
+            sink: Sink::spawn(files),
+            buffers,
+            clouds: CloudRate::default(),
+            next_objects_s: 0.0,
+            status: None,
+        };
         rec.on_step(world, 0.0, false)?;
         Ok(rec)
     }
 
     /// Records the world after a control step: the clock, the transform, the odometry and the
-    /// observation each step; the scan and (one in [`POINTS_EVERY_SWEEPS`]) the sweep when the
-    /// LiDAR swept; the objects every [`OBJECTS_EVERY_S`].
+    /// observation each step; the scan and (as [`CloudRate`] keeps them) the sweep when the LiDAR
+    /// swept; the objects every [`OBJECTS_EVERY_S`].
     pub fn on_step(
         &mut self,
         world: &dyn WorldPort,
@@ -164,15 +289,16 @@ impl Recorder {
         let vehicle = world.vehicle();
         let (mut scan_ranges_m, mut points, mut objects) = (None, None, None);
         if swept {
-            scan_ranges_m = world.scan().map(|s| s.ranges_m.to_vec());
-            if self.sweeps.is_multiple_of(POINTS_EVERY_SWEEPS) {
+            let scan = world.scan();
+            scan_ranges_m = scan.map(|s| s.ranges_m.to_vec());
+            let seeing = scan.is_some_and(|s| s.ranges_m.iter().any(|r| r.is_finite()));
+            if self.clouds.keep(seeing) {
                 points = world.sweep_points().map(|p| {
                     let mut buf = self.buffers.take();
                     convert::point_bytes_into(p, &mut buf);
                     buf
                 });
             }
-            self.sweeps += 1;
         }
         if vehicle.t_s + 1e-9 >= self.next_objects_s {
             self.next_objects_s += OBJECTS_EVERY_S;
@@ -180,7 +306,7 @@ impl Recorder {
         }
         let shot = Shot {
             vehicle,
-            status: world.status(),
+            status: StatusShot::take(&mut self.status, world.status_ref()),
             ahead_m: world.ahead_m(),
             energy_estimate_mj,
             scan_ranges_m,
@@ -216,5 +342,73 @@ impl Recorder {
     /// Writes both summaries and renames both files to their final names.
     pub fn finish(self) -> Result<(), BagError> {
         self.sink.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use acres_vehicle::{SkillKind, SkillState};
+
+    #[test]
+    fn clouds_are_kept_each_tenth_sweep_while_the_scan_sees_something_else_each_fiftieth() {
+        let mut rate = CloudRate::default();
+        let kept =
+            |rate: &mut CloudRate, seeing: bool, n: usize| (0..n).filter(|_| rate.keep(seeing)).count();
+        // The first sweep, then one in 50 while clear.
+        assert!(rate.keep(false));
+        assert_eq!(kept(&mut rate, false, 49), 0);
+        assert!(rate.keep(false));
+        // Something comes into view 20 sweeps after the last cloud: kept at once (10 have
+        // passed), then one in 10.
+        assert_eq!(kept(&mut rate, false, 19), 0);
+        assert!(rate.keep(true));
+        assert_eq!(kept(&mut rate, true, 30), 3);
+        // Clear again: the next cloud 50 sweeps after the last.
+        assert_eq!(kept(&mut rate, false, 49), 0);
+        assert!(rate.keep(false));
+    }
+
+    fn scouting(progress: f64, f51: f64) -> Status {
+        Status {
+            skill: Some(SkillKind::Scout),
+            id: Some(3),
+            state: SkillState::Running,
+            progress,
+            target: Some("F51".into()),
+            remaining_m: Some(100.0 - progress * 100.0),
+            hold_since_s: None,
+            interrupted: None,
+            coverage: BTreeMap::from([("F51".to_string(), f51), ("F52".to_string(), 1.0)]),
+            scouted: vec!["F52".into()],
+        }
+    }
+
+    #[test]
+    fn a_status_shot_carries_only_the_numbers_when_only_they_changed_and_rebuilds_every_status() {
+        let mut steps = vec![Status::default(), scouting(0.1, 0.1), scouting(0.2, 0.2), scouting(0.3, 0.2)];
+        // Two coverages change at once (the whole status), then only numbers again.
+        let mut two = scouting(0.3, 0.25);
+        two.coverage.insert("F52".into(), 0.5);
+        steps.push(two.clone());
+        two.progress = 0.4;
+        steps.push(two);
+        // The shield holds: more than numbers change.
+        let mut held = scouting(0.4, 0.25);
+        held.state = SkillState::Holding;
+        held.hold_since_s = Some(12.0);
+        steps.push(held);
+        let (mut last, mut written) = (None, Status::default());
+        let mut kinds = Vec::new();
+        for now in &steps {
+            let mut shot = StatusShot::take(&mut last, now.view());
+            kinds.push(matches!(shot, StatusShot::Numbers { .. }));
+            shot.apply(&mut written);
+            assert_eq!(&written, now);
+            assert_eq!(last.as_ref(), Some(now));
+        }
+        assert_eq!(kinds, [false, false, true, true, false, true, false]);
     }
 }

@@ -14,6 +14,7 @@
 //! the batch being filled ([`BATCH_ITEMS`] items or [`SEND_EVERY_S`] of wall time) and the
 //! [`QUEUE_BATCHES`] batches waiting.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -30,6 +31,16 @@ pub const QUEUE_BATCHES: usize = 2;
 pub const SEND_EVERY_S: f64 = 0.02;
 /// Wall time without a new batch after which the thread closes the open chunks, s.
 pub const IDLE_FLUSH_S: f64 = 1.0;
+
+/// The processor time of every writer thread that has ended in this process, ns (Linux; 0
+/// elsewhere): what the recording benchmark reports as the writer's cost.
+pub static WRITER_CPU_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The calling thread's processor time so far, ns (Linux: `/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    stat.split_whitespace().next().and_then(|ns| ns.parse().ok()).unwrap_or(0)
+}
 
 enum Cmd {
     /// Items in order.
@@ -59,42 +70,9 @@ impl Sink {
         let thread = std::thread::Builder::new()
             .name("acres-recording".into())
             .spawn(move || {
-                let mut files = files;
-                let idle = Duration::from_secs_f64(IDLE_FLUSH_S);
-                // True while messages are in open chunks.
-                let mut open = false;
-                loop {
-                    let cmd = if open {
-                        match rx.recv_timeout(idle) {
-                            Ok(cmd) => cmd,
-                            Err(RecvTimeoutError::Timeout) => {
-                                files.flush()?;
-                                open = false;
-                                continue;
-                            }
-                            Err(RecvTimeoutError::Disconnected) => break,
-                        }
-                    } else {
-                        match rx.recv() {
-                            Ok(cmd) => cmd,
-                            Err(_) => break,
-                        }
-                    };
-                    match cmd {
-                        Cmd::Batch(mut items) => {
-                            for item in &mut items {
-                                files.write(item)?;
-                            }
-                            open = true;
-                            // Dropped here only when the loop has not taken the ones before.
-                            let _ = back_tx.try_send(items);
-                        }
-                        Cmd::Finish => return files.finish().map(|()| true),
-                    }
-                }
-                // Dropped without Finish: the `.part` files stay (with the summary the MCAP
-                // writer adds when dropped), never renamed.
-                Ok(false)
+                let written = write_all(files, rx, back_tx);
+                WRITER_CPU_NS.fetch_add(thread_cpu_ns(), Ordering::Relaxed);
+                written
             })
             .expect("the recording thread starts");
         Sink {
@@ -155,4 +133,44 @@ impl Sink {
             _ => Err(BagError::Stopped),
         }
     }
+}
+
+/// The writer thread: writes each batch, closes the open chunks when none has come for
+/// [`IDLE_FLUSH_S`], and finishes the files when told; true when finished.
+fn write_all(mut files: Files, rx: Receiver<Cmd>, back_tx: SyncSender<Vec<Item>>) -> Result<bool, BagError> {
+    let idle = Duration::from_secs_f64(IDLE_FLUSH_S);
+    // True while messages are in open chunks.
+    let mut open = false;
+    loop {
+        let cmd = if open {
+            match rx.recv_timeout(idle) {
+                Ok(cmd) => cmd,
+                Err(RecvTimeoutError::Timeout) => {
+                    files.flush()?;
+                    open = false;
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match rx.recv() {
+                Ok(cmd) => cmd,
+                Err(_) => break,
+            }
+        };
+        match cmd {
+            Cmd::Batch(mut items) => {
+                for item in &mut items {
+                    files.write(item)?;
+                }
+                open = true;
+                // Dropped here only when the loop has not taken the ones before.
+                let _ = back_tx.try_send(items);
+            }
+            Cmd::Finish => return files.finish().map(|()| true),
+        }
+    }
+    // Dropped without Finish: the `.part` files stay (with the summary the MCAP
+    // writer adds when dropped), never renamed.
+    Ok(false)
 }

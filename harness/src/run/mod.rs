@@ -391,7 +391,7 @@ impl<'a> Loop<'a> {
 
     /// Nothing runs, no timer, no scenario event waits.
     fn idle(&self) -> bool {
-        self.st.world.status().skill.is_none()
+        self.st.world.status_ref().skill.is_none()
             && self.st.timer_s.is_none()
             && self.model_error_at.is_none()
             && self.st.world.pending_object_events() == 0

@@ -78,7 +78,7 @@ impl Loop<'_> {
         if let Some(at) = self.model_error_at {
             if t + 1e-9 >= at {
                 self.model_error_at = None;
-                if self.st.world.status().skill.is_none() {
+                if self.st.world.status_ref().skill.is_none() {
                     self.wakes.push_back(Wake::new(
                         WakeReason::ModelError,
                         json!({"model_errors": self.st.counters.model_errors}),
@@ -132,7 +132,7 @@ impl Loop<'_> {
         if self.next_pose_n > 1 {
             self.st.driven.push(v.pose.pos());
         }
-        let skill = self.st.world.status().skill.map(|s| s.as_str().to_string());
+        let skill = self.st.world.status_ref().skill.map(|s| s.as_str().to_string());
         let row = PoseRow {
             t,
             wall: wall_now(),
@@ -340,8 +340,7 @@ impl Loop<'_> {
         if self.recovery.mode != RecoveryMode::Menu || self.stuck_sent || self.classical.is_some() {
             return;
         }
-        let st = self.st.world.status();
-        let Some(since) = st.hold_since_s else { return };
+        let Some(since) = self.st.world.status_ref().hold_since_s else { return };
         if t - since + 1e-9 < self.recovery.hold_s {
             return;
         }
@@ -352,6 +351,7 @@ impl Loop<'_> {
             return;
         }
         self.st.counters.stuck_wake_ups += 1;
+        let st = self.st.world.status();
         self.wakes.push_back(Wake::new(
             WakeReason::Stuck,
             json!({

@@ -304,7 +304,7 @@ impl Loop<'_> {
         self.consecutive_errors += 1;
         if self.consecutive_errors >= self.limits.model_errors {
             self.end = Some("model_error".into());
-        } else if self.st.world.status().skill.is_none() {
+        } else if self.st.world.status_ref().skill.is_none() {
             self.model_error_at = Some(self.st.t() + MODEL_ERROR_WAKE_S);
         }
     }

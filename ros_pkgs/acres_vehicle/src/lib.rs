@@ -23,7 +23,7 @@ pub mod trajectory;
 
 pub use skills::{
     EventDetail, EventName, Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind,
-    SkillRequest, SkillServer, SkillState, Status,
+    SkillRequest, SkillServer, SkillState, Status, StatusRef,
 };
 
 /// The skill server's options of a scenario (speed limits of its condition, its `blocked_s`):

@@ -39,7 +39,7 @@ mod types;
 
 pub use types::{
     EventDetail, EventName, Observation, Reply, ResultCode, ServerOptions, SkillEvent, SkillKind,
-    SkillRequest, SkillState, Status,
+    SkillRequest, SkillState, Status, StatusRef,
 };
 
 #[derive(Debug, Clone)]
@@ -154,6 +154,11 @@ impl SkillServer {
 
     /// The state for planners.
     pub fn status(&self) -> Status {
+        self.status_ref().to_status()
+    }
+
+    /// The state for planners, borrowed.
+    pub fn status_ref(&self) -> StatusRef<'_> {
         let (skill, id, state, progress, target, remaining, hold) = match &self.running {
             None => (None, None, SkillState::Idle, 0.0, None, None, None),
             Some(r) => match &r.active {
@@ -163,13 +168,13 @@ impl SkillServer {
                     Some(r.id),
                     if m.hold_since.is_some() { SkillState::Holding } else { SkillState::Running },
                     m.follower.progress(),
-                    Some(m.target.clone()),
+                    Some(m.target.as_str()),
                     Some(m.follower.remaining_m()),
                     m.hold_since,
                 ),
             },
         };
-        Status {
+        StatusRef {
             skill,
             id,
             state,
@@ -177,9 +182,9 @@ impl SkillServer {
             target,
             remaining_m: remaining,
             hold_since_s: hold,
-            interrupted: self.interrupted.as_ref().map(|(k, id, m)| (*k, *id, m.target.clone())),
-            coverage: self.coverage.clone(),
-            scouted: self.scouted.clone(),
+            interrupted: self.interrupted.as_ref().map(|(k, id, m)| (*k, *id, m.target.as_str())),
+            coverage: &self.coverage,
+            scouted: &self.scouted,
         }
     }
 

@@ -339,10 +339,11 @@ pub struct Observation {
 }
 
 /// What the skill server is doing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SkillState {
     /// No skill runs.
+    #[default]
     Idle,
     /// A motion drives.
     Running,
@@ -364,8 +365,8 @@ impl SkillState {
     }
 }
 
-/// The state of the skill server, as a planner may read it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The state of the skill server, as a planner may read it (the default: idle, nothing done).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Status {
     /// The running skill.
     pub skill: Option<SkillKind>,
@@ -387,4 +388,66 @@ pub struct Status {
     pub coverage: BTreeMap<String, f64>,
     /// Fields scouted, in order.
     pub scouted: Vec<String>,
+}
+
+impl Status {
+    /// The status borrowed.
+    pub fn view(&self) -> StatusRef<'_> {
+        StatusRef {
+            skill: self.skill,
+            id: self.id,
+            state: self.state,
+            progress: self.progress,
+            target: self.target.as_deref(),
+            remaining_m: self.remaining_m,
+            hold_since_s: self.hold_since_s,
+            interrupted: self.interrupted.as_ref().map(|(k, id, t)| (*k, *id, t.as_str())),
+            coverage: &self.coverage,
+            scouted: &self.scouted,
+        }
+    }
+}
+
+/// The state of the skill server borrowed from where it is kept: what [`Status`] holds, without
+/// a copy of its text (a recording reads it after every control step).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StatusRef<'a> {
+    /// The running skill.
+    pub skill: Option<SkillKind>,
+    /// Its identifier.
+    pub id: Option<u64>,
+    /// Idle, running, holding or waiting.
+    pub state: SkillState,
+    /// Fraction of the running motion done.
+    pub progress: f64,
+    /// The target of the running motion.
+    pub target: Option<&'a str>,
+    /// Metres left on the route.
+    pub remaining_m: Option<f64>,
+    /// Since when the shield holds the running motion, s.
+    pub hold_since_s: Option<f64>,
+    /// The interrupted motion that `resume` would continue: `(skill, id, target)`.
+    pub interrupted: Option<(SkillKind, u64, &'a str)>,
+    /// Coverage of each field's Scout loop, 0..1.
+    pub coverage: &'a BTreeMap<String, f64>,
+    /// Fields scouted, in order.
+    pub scouted: &'a [String],
+}
+
+impl StatusRef<'_> {
+    /// The owned status.
+    pub fn to_status(&self) -> Status {
+        Status {
+            skill: self.skill,
+            id: self.id,
+            state: self.state,
+            progress: self.progress,
+            target: self.target.map(str::to_string),
+            remaining_m: self.remaining_m,
+            hold_since_s: self.hold_since_s,
+            interrupted: self.interrupted.map(|(k, id, t)| (k, id, t.to_string())),
+            coverage: self.coverage.clone(),
+            scouted: self.scouted.to_vec(),
+        }
+    }
 }
