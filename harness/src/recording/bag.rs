@@ -1,6 +1,7 @@
 //! One rosbag2-compatible MCAP file: profile `ros2`, one `ros2msg` schema per message type (the
 //! full text with dependencies from `acres_msgs`), channels with message encoding `cdr` and the
-//! `offered_qos_profiles` metadata, zstd chunks, a summary with Statistics.
+//! `offered_qos_profiles` metadata, zstd chunks (without a CRC of their own; the data section's
+//! CRC covers them), a summary with Statistics.
 //!
 //! The file is written as `<name>.part` and renamed to `<name>` by [`Bag::finish`]. The bag
 //! closes its chunks itself and hands each closed chunk to the operating system at once, so a
@@ -42,10 +43,11 @@ pub const FLUSH_MIN_WALL_S: f64 = 0.1;
 pub const CHUNK_SIZE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// The zstd level of the chunks: -3, one of zstd's fast levels. Measured on t1_05 by the
-/// recording benchmark: level -1 added 55 % to a fast run's wall time, -3 adds 39–43 %, with
-/// files of the same size for a fast run and a run near real time (t1_05 at `--pace 20`: 40.9 MB
-/// per 30 mission minutes, -1 40.4 MB); -5 adds 36 % but passes the 50 MB budget near real time
-/// (52.9 MB).
+/// recording benchmark with 1 Hz clouds throughout: level -1 added 55 % to a fast run's wall
+/// time, -3 39–43 %, with files of the same size for a fast run and a run near real time (t1_05
+/// at `--pace 20`: 40.9 MB per 30 mission minutes, -1 40.4 MB); -5 added 36 % but passed the
+/// 50 MB budget near real time (52.9 MB). With the clouds' rate following the scan, -5 gave no
+/// gain the benchmark could tell from its noise.
 pub const ZSTD_LEVEL: i32 = -3;
 
 /// The bytes a message record adds to its data in a chunk (opcode, length, header).
@@ -169,6 +171,10 @@ impl Bag {
             // The level travels as u32 and is turned back into zstd's i32 (negative levels too).
             .compression_level(ZSTD_LEVEL as u32)
             .compression_threads(0)
+            // No CRC of each chunk's bytes before compression (MCAP's 0: not computed): it cost
+            // a recording about a tenth of its time; the data section's CRC, over the chunks as
+            // stored, is still written.
+            .calculate_chunk_crcs(false)
             // The bag closes its chunks itself (see the module docs).
             .chunk_size(None)
             .create(BufWriter::with_capacity(1 << 20, file))
