@@ -102,7 +102,7 @@ pub struct PointBuffers(Arc<Mutex<Vec<Vec<u8>>>>);
 
 impl PointBuffers {
     /// Buffers kept at most.
-    const KEEP: usize = 8;
+    const KEEP: usize = 32;
 
     /// A buffer to fill (a kept one, else a new one).
     pub fn take(&self) -> Vec<u8> {
@@ -290,7 +290,11 @@ impl Recorder {
         let (mut scan_ranges_m, mut points, mut objects) = (None, None, None);
         if swept {
             let scan = world.scan();
-            scan_ranges_m = scan.map(|s| s.ranges_m.to_vec());
+            scan_ranges_m = scan.map(|s| {
+                let mut buf = self.sink.scan_buffer();
+                buf.extend_from_slice(&s.ranges_m);
+                buf
+            });
             let seeing = scan.is_some_and(|s| s.ranges_m.iter().any(|r| r.is_finite()));
             if self.clouds.keep(seeing) {
                 points = world.sweep_points().map(|p| {
