@@ -295,7 +295,8 @@ impl Recorder {
                 buf.extend_from_slice(&s.ranges_m);
                 buf
             });
-            let seeing = scan.is_some_and(|s| s.ranges_m.iter().any(|r| r.is_finite()));
+            // A sector's range is the nearest of its bins: any finite one is a return in range.
+            let seeing = scan.is_some_and(|s| s.sectors_m.iter().any(|r| r.is_finite()));
             if self.clouds.keep(seeing) {
                 points = world.sweep_points().map(|p| {
                     let mut buf = self.buffers.take();

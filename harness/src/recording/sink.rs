@@ -28,7 +28,7 @@ pub const BATCH_ITEMS: usize = 64;
 /// Batches waiting for the writer thread at most (102 s of mission time). On two cores the writer
 /// of a fast run is about as quick as the run itself: with 2 waiting the loop waited for it again
 /// and again (each wait and wake-up costing more than the writing it waited for), and recording
-/// added 23–29 % to t1_05's best wall time against 10–16 % with 32. The memory the queue can
+/// added 23–29 % to t1_05's best wall time against 9–15 % with 32. The memory the queue can
 /// hold is bounded too: 2,048 shots, about 2 MB with their scans, and the clouds due in them.
 pub const QUEUE_BATCHES: usize = 32;
 /// Wall time after which the batch being filled is handed over at its next push, s.
