@@ -21,7 +21,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use acres_harness::planner::scripted::ScriptedClient;
 use acres_harness::planning::costs::CostTable;
-use acres_harness::recording::sink::WRITER_CPU_NS;
+use acres_harness::recording::sink::{thread_cpu_ns, WRITER_CPU_NS};
 use acres_harness::recording::{EPISODE_FILE, INTERFACE_FILE};
 use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::scenario::{self, Scenario};
@@ -42,8 +42,7 @@ fn cpu_s() -> f64 {
 
 /// Processor time of the calling thread so far, s (Linux; 0 elsewhere).
 fn thread_cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    stat.split_whitespace().next().and_then(|ns| ns.parse::<f64>().ok()).unwrap_or(0.0) * 1e-9
+    thread_cpu_ns() as f64 * 1e-9
 }
 
 /// One run: wall time, the run thread's and the recorder's writer thread's processor time,

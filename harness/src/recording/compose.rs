@@ -149,6 +149,11 @@ impl Files {
     /// Writes one message to both files (encoded once).
     fn both<M: Message>(&mut self, ep: u16, itf: u16, t_ns: u64, msg: &M) -> Result<(), BagError> {
         msg.encode_into(&mut self.scratch);
+        self.scratch_to_both(ep, itf, t_ns)
+    }
+
+    /// Writes the message encoded in the scratch buffer to both files.
+    fn scratch_to_both(&mut self, ep: u16, itf: u16, t_ns: u64) -> Result<(), BagError> {
         self.episode.write_bytes(ep, t_ns, &self.scratch)?;
         self.interface.write_bytes(itf, t_ns, &self.scratch)
     }
@@ -167,8 +172,7 @@ impl Files {
         shot.status.apply(&mut self.status);
         convert::set_observation(&mut m.obs, &v, &self.status, shot.ahead_m, shot.energy_estimate_mj);
         m.obs.encode_into(&mut self.scratch);
-        self.episode.write_bytes(self.ep.observation, t_ns, &self.scratch)?;
-        self.interface.write_bytes(self.itf.observation, t_ns, &self.scratch)?;
+        self.scratch_to_both(self.ep.observation, self.itf.observation, t_ns)?;
         if let Some(ranges) = &mut shot.scan_ranges_m {
             // The shot's ranges lent to the message and given back.
             let scan = &mut self.step_msgs.scan;

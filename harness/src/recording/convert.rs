@@ -9,9 +9,7 @@
 use serde_json::Value;
 
 use acres_farm::geom::Pose as MapPose;
-use acres_msgs::acres_interfaces::{
-    FieldCoverage, ModelCall, Observation, PlanVerdict, PlannerWake, SkillEvent, ToolCall,
-};
+use acres_msgs::acres_interfaces::{ModelCall, Observation, PlanVerdict, PlannerWake, SkillEvent, ToolCall};
 use acres_msgs::builtin_interfaces::Time;
 use acres_msgs::geometry_msgs::{
     Point, Pose, PoseWithCovariance, Quaternion, Transform, TransformStamped, Twist, TwistWithCovariance,
@@ -120,55 +118,19 @@ pub fn set_observation(
     energy_estimate_mj: f64,
 ) {
     o.header.stamp = Time::from_secs_f64(v.t_s);
-    set_text(&mut o.header.frame_id, MAP_FRAME);
+    acres_vehicle::messages::set_text(&mut o.header.frame_id, MAP_FRAME);
     o.x_m = v.pose.x;
     o.y_m = v.pose.y;
     o.yaw_rad = v.pose.yaw;
     o.speed_mps = v.speed_mps;
     o.odom_m = v.odom_m;
-    set_text(&mut o.skill, st.skill.map_or("", |s| s.as_str()));
-    o.skill_id = st.id.unwrap_or(0);
-    set_text(&mut o.state, st.state.as_str());
-    o.progress = st.progress;
-    set_text(&mut o.target, st.target.as_deref().unwrap_or(""));
-    o.remaining_m = st.remaining_m.unwrap_or(f64::NAN);
+    acres_vehicle::messages::set_status_fields(o, st.view());
     o.ahead_m = ahead_m;
     o.shield_holding = st.hold_since_s.is_some();
-    o.hold_since_s = st.hold_since_s.unwrap_or(f64::NAN);
-    let (skill, id, target) =
-        st.interrupted.as_ref().map_or(("", 0, ""), |(k, id, t)| (k.as_str(), *id, t.as_str()));
-    set_text(&mut o.interrupted_skill, skill);
-    o.interrupted_id = id;
-    set_text(&mut o.interrupted_target, target);
-    o.coverage.truncate(st.coverage.len());
-    for (i, (field, c)) in st.coverage.iter().enumerate() {
-        match o.coverage.get_mut(i) {
-            Some(fc) => {
-                set_text(&mut fc.field, field);
-                fc.coverage = *c;
-            }
-            None => o.coverage.push(FieldCoverage { field: field.clone(), coverage: *c }),
-        }
-    }
-    o.scouted.truncate(st.scouted.len());
-    for (i, field) in st.scouted.iter().enumerate() {
-        match o.scouted.get_mut(i) {
-            Some(s) => set_text(s, field),
-            None => o.scouted.push(field.clone()),
-        }
-    }
     o.energy_estimate_mj = energy_estimate_mj;
     // Empty in recordings: a route of hundreds of points 20 times a second would grow the files
     // several times over.
     o.route_ahead.clear();
-}
-
-/// Makes `s` the text `t`, in its own memory when it has room.
-fn set_text(s: &mut String, t: &str) {
-    if s != t {
-        s.clear();
-        s.push_str(t);
-    }
 }
 
 /// `/acres/events`: one event of the skill server (the vehicle's one conversion).

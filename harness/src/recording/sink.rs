@@ -40,8 +40,9 @@ pub const IDLE_FLUSH_S: f64 = 1.0;
 /// elsewhere): what the recording benchmark reports as the writer's cost.
 pub static WRITER_CPU_NS: AtomicU64 = AtomicU64::new(0);
 
-/// The calling thread's processor time so far, ns (Linux: `/proc/thread-self/schedstat`).
-fn thread_cpu_ns() -> u64 {
+/// The calling thread's processor time so far, ns (Linux: `/proc/thread-self/schedstat`; 0
+/// elsewhere).
+pub fn thread_cpu_ns() -> u64 {
     let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
     stat.split_whitespace().next().and_then(|ns| ns.parse().ok()).unwrap_or(0)
 }

@@ -130,7 +130,7 @@ impl Classical {
     pub fn act(&mut self, st: &mut RunState) {
         if self.home_now {
             self.home_now = false;
-            if st.world.status().skill.is_some() {
+            if st.world.status_ref().skill.is_some() {
                 // The stop's skill_ended (code stopped) changes nothing below.
                 st.world.request(&SkillRequest::new(SkillKind::Stop));
             }
@@ -140,7 +140,7 @@ impl Classical {
         }
         if std::mem::take(&mut self.returns)
             && matches!(self.phase, Phase::Goto(_) | Phase::Scout(_) | Phase::Return)
-            && st.world.status().skill.is_some()
+            && st.world.status_ref().skill.is_some()
         {
             log_rule(st, &format!("returns on the route: stop, wait {RETRY_WAIT_S} s"));
             st.world.request(&SkillRequest::new(SkillKind::Stop));

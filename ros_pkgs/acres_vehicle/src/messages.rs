@@ -1,12 +1,57 @@
-//! The skill server's events as the `acres_interfaces` messages that carry them (on
-//! `/acres/events`, in recordings, on the link): one conversion for the vehicle node and the
-//! harness's recorder. `acres_msgs` is plain types and CDR: no ROS client comes with it.
+//! The skill server's events and status as the `acres_interfaces` messages that carry them (on
+//! `/acres/events` and `/acres/observation`, in recordings, on the link): one conversion for the
+//! vehicle node and the harness's recorder. `acres_msgs` is plain types and CDR: no ROS client
+//! comes with it.
 
-use acres_msgs::acres_interfaces::SkillEvent as EventMsg;
+use acres_msgs::acres_interfaces::{FieldCoverage, Observation as ObsMsg, SkillEvent as EventMsg};
 use acres_msgs::geometry_msgs::Point;
 use acres_msgs::std_msgs::Header;
 
-use crate::{EventDetail, SkillEvent};
+use crate::{EventDetail, SkillEvent, StatusRef};
+
+/// Sets the skill server's part of an observation from `st`: the skill, its identifier, state,
+/// progress, target and metres left, the hold's start, the interrupted motion, the coverage and
+/// the fields scouted (NaN, 0 or empty where there is none). The text and lists reuse `o`'s
+/// memory (the recorder sets one observation each control step). The shield flag, the pose and
+/// the rest are the caller's.
+pub fn set_status_fields(o: &mut ObsMsg, st: StatusRef<'_>) {
+    set_text(&mut o.skill, st.skill.map_or("", |s| s.as_str()));
+    o.skill_id = st.id.unwrap_or(0);
+    set_text(&mut o.state, st.state.as_str());
+    o.progress = st.progress;
+    set_text(&mut o.target, st.target.unwrap_or(""));
+    o.remaining_m = st.remaining_m.unwrap_or(f64::NAN);
+    o.hold_since_s = st.hold_since_s.unwrap_or(f64::NAN);
+    let (skill, id, target) = st.interrupted.map_or(("", 0, ""), |(k, id, t)| (k.as_str(), id, t));
+    set_text(&mut o.interrupted_skill, skill);
+    o.interrupted_id = id;
+    set_text(&mut o.interrupted_target, target);
+    o.coverage.truncate(st.coverage.len());
+    for (i, (field, c)) in st.coverage.iter().enumerate() {
+        match o.coverage.get_mut(i) {
+            Some(fc) => {
+                set_text(&mut fc.field, field);
+                fc.coverage = *c;
+            }
+            None => o.coverage.push(FieldCoverage { field: field.clone(), coverage: *c }),
+        }
+    }
+    o.scouted.truncate(st.scouted.len());
+    for (i, field) in st.scouted.iter().enumerate() {
+        match o.scouted.get_mut(i) {
+            Some(s) => set_text(s, field),
+            None => o.scouted.push(field.clone()),
+        }
+    }
+}
+
+/// Makes `s` the text `t`, in its own memory when it has room.
+pub fn set_text(s: &mut String, t: &str) {
+    if s != t {
+        s.clear();
+        s.push_str(t);
+    }
+}
 
 /// One event as its message: the details in their fields, NaN, 0 or empty where the event has
 /// none; a release with a clear way has `ahead_m` +inf.

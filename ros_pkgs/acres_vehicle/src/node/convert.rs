@@ -2,7 +2,7 @@
 
 use crate::{Observation, SkillEvent, SkillServer};
 use acres_farm::geom::Pose;
-use acres_msgs::acres_interfaces::{FieldCoverage, Observation as ObsMsg, SkillEvent as EventMsg};
+use acres_msgs::acres_interfaces::{Observation as ObsMsg, SkillEvent as EventMsg};
 use acres_msgs::geometry_msgs::Point;
 use acres_msgs::nav_msgs::Odometry;
 use acres_msgs::std_msgs::Header;
@@ -26,39 +26,21 @@ fn header(t_s: f64) -> Header {
 
 /// `/acres/observation`.
 pub fn observation_msg(obs: &Observation, server: &SkillServer, odom_m: f64, shield_holding: bool) -> ObsMsg {
-    let st = server.status();
-    let (isk, iid, itarget) = st
-        .interrupted
-        .as_ref()
-        .map_or((String::new(), 0, String::new()), |(k, id, t)| (k.as_str().into(), *id, t.clone()));
-    ObsMsg {
+    let mut m = ObsMsg {
         header: header(obs.t_s),
         x_m: obs.pose.x,
         y_m: obs.pose.y,
         yaw_rad: obs.pose.yaw,
         speed_mps: obs.speed_mps,
         odom_m,
-        skill: st.skill.map_or(String::new(), |s| s.as_str().into()),
-        skill_id: st.id.unwrap_or(0),
-        state: st.state.as_str().into(),
-        progress: st.progress,
-        target: st.target.unwrap_or_default(),
-        remaining_m: st.remaining_m.unwrap_or(f64::NAN),
         ahead_m: server.ahead_m(),
         shield_holding,
-        hold_since_s: st.hold_since_s.unwrap_or(f64::NAN),
-        interrupted_skill: isk,
-        interrupted_id: iid,
-        interrupted_target: itarget,
-        coverage: st
-            .coverage
-            .into_iter()
-            .map(|(field, coverage)| FieldCoverage { field, coverage })
-            .collect(),
-        scouted: st.scouted,
         energy_estimate_mj: f64::NAN,
         route_ahead: server.route_ahead().into_iter().map(|p| Point { x: p.x, y: p.y, z: 0.0 }).collect(),
-    }
+        ..ObsMsg::default()
+    };
+    crate::messages::set_status_fields(&mut m, server.status_ref());
+    m
 }
 
 /// `/acres/events`: one event, its details in their fields (NaN, 0 or empty where none).
