@@ -26,6 +26,7 @@ use acres_harness::recording::{EPISODE_FILE, INTERFACE_FILE};
 use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::scenario::{self, Scenario};
 
+/// Runs of each kind (`ACRES_BENCH_RUNS` sets another number).
 const RUNS: usize = 15;
 const BUDGET_MB_PER_30_MIN: f64 = 50.0;
 
@@ -96,10 +97,11 @@ fn main() {
         }
     }
     let (mission_s, sc) = longest.expect("a shipped scenario");
+    let runs = std::env::var("ACRES_BENCH_RUNS").ok().and_then(|n| n.parse().ok()).unwrap_or(RUNS).max(1);
     let (mut with, mut without) = (Vec::new(), Vec::new());
 
     let (mut with_cpu_s, mut without_cpu_s) = (0.0, 0.0);
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let c0 = cpu_s();
         with.push(run(sc, &root, &out, true));
         let c1 = cpu_s();
@@ -120,19 +122,28 @@ fn main() {
     );
     let (median_with, median_without) = (median(wall(&with)), median(wall(&without)));
     let thread_ms = |runs: &[Run]| median(runs.iter().map(|r| r.thread_cpu_s * 1000.0).collect());
-    let n = RUNS as f64;
+    let n = runs as f64;
     println!("recording: longest shipped scenario {} ({mission_s:.0} mission s)", sc.id);
     println!(
         "recording: episode.mcap {episode_mb:.2} MB, episode.interface.mcap {interface_mb:.2} MB; \
          {per_30_min:.1} MB per 30 mission min (budget {BUDGET_MB_PER_30_MIN:.0} MB)"
     );
     println!(
-        "recording: wall time, best of {RUNS}: {best_with:.3} s with, {best_without:.3} s without: recording adds {:.1} % (target <= 10 %)",
+        "recording: wall time, best of {runs}: {best_with:.3} s with, {best_without:.3} s without: recording adds {:.1} % (target <= 10 %)",
         (best_with / best_without - 1.0) * 100.0
     );
     println!(
-        "recording: wall time, median of {RUNS}: {median_with:.3} s with, {median_without:.3} s without: recording adds {:.1} %",
+        "recording: wall time, median of {runs}: {median_with:.3} s with, {median_without:.3} s without: recording adds {:.1} %",
         (median_with / median_without - 1.0) * 100.0
+    );
+    // Each recorded run is followed by an unrecorded one: the median of the pairs' differences
+    // follows the machine's drift less than the difference of the medians.
+    let paired = |f: fn(&Run) -> f64| median(with.iter().zip(&without).map(|(a, b)| f(a) - f(b)).collect());
+    println!(
+        "recording: median of {runs} pairs' differences: wall {:+.1} ms ({:+.1} % of the unrecorded median), the run's thread {:+.1} ms",
+        paired(|r| r.wall_s * 1000.0),
+        paired(|r| r.wall_s) / median_without * 100.0,
+        paired(|r| r.thread_cpu_s * 1000.0)
     );
     let writer_ms = median(with.iter().map(|r| r.writer_cpu_s * 1000.0).collect());
     println!(

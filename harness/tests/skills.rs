@@ -359,3 +359,83 @@ fn a_loop_that_starts_at_the_entry_still_counts_as_scouted() {
 fn json(d: &acres_vehicle::EventDetail) -> serde_json::Value {
     serde_json::to_value(d).expect("details serialize")
 }
+
+/// The status differs from `before` in more than its numbers (progress, metres left, coverage
+/// values).
+fn more_than_numbers(before: &acres_vehicle::Status, now: acres_vehicle::StatusRef<'_>) -> bool {
+    let mut numbers = now.to_status();
+    numbers.progress = before.progress;
+    numbers.remaining_m = before.remaining_m;
+    for (k, v) in numbers.coverage.iter_mut() {
+        if let Some(b) = before.coverage.get(k) {
+            *v = *b;
+        }
+    }
+    numbers != *before
+}
+
+#[test]
+fn the_status_revision_changes_whenever_more_than_the_status_numbers_change() {
+    // A hold, a block, an interrupted motion resumed, a scout (a new coverage entry, a field
+    // scouted), a wait, a rejection and a stop: each change must come with a new revision.
+    let mut sim = sim_at(home(), |o| o.blocked_s = 30.0);
+    let truck = place_object(
+        1,
+        ObjectKind::Truck,
+        Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true },
+    );
+    sim.world.schedule([
+        truck,
+        ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 90.0 }, action: ObjectAction::Remove(1) },
+    ]);
+    let requests = [
+        SkillRequest::new(SkillKind::Goto).field("F55"),
+        SkillRequest::new(SkillKind::Resume),
+        SkillRequest::new(SkillKind::Scout).field("F55"),
+        SkillRequest::new(SkillKind::Wait).seconds(3.0),
+        SkillRequest::new(SkillKind::Goto).field("F99"),
+        SkillRequest::new(SkillKind::ReturnHome),
+        SkillRequest::new(SkillKind::Stop),
+    ];
+    let mut before = sim.server.status();
+    let mut revision = sim.server.status_ref().revision;
+    let (mut changes, mut same_steps, mut number_steps) = (0, 0, 0);
+    let mut check = |sim: &CoreSim, what: &str| {
+        let now = sim.server.status_ref();
+        assert!(now.revision.is_some());
+        if now.revision == revision {
+            assert!(
+                !more_than_numbers(&before, now),
+                "{what}: the status changed at revision {revision:?}: {before:?} -> {now:?}"
+            );
+            same_steps += 1;
+            number_steps += usize::from(now.to_status() != before);
+        } else if more_than_numbers(&before, now) {
+            changes += 1;
+        }
+        before = now.to_status();
+        revision = now.revision;
+    };
+    for req in &requests {
+        sim.request(req);
+        check(&sim, &format!("after {req:?}"));
+        let mut quiet = 0;
+        // Step until the skill ends (or 80 s after a block, for the truck to leave).
+        for _ in 0..(900.0 / 0.05) as usize {
+            sim.step();
+            let ended = sim.drain_events().iter().any(|e| e.name.as_str() == "skill_ended");
+            check(&sim, &format!("step at {:.2} s", sim.world.t_s()));
+            if ended || sim.server.status_ref().skill.is_none() {
+                quiet += 1;
+                if quiet > (80.0 / 0.05) as usize || sim.server.status_ref().interrupted.is_none() {
+                    break;
+                }
+            }
+        }
+    }
+    // Holds, ends, new coverage, scouted fields and requests each changed more than numbers.
+    assert!(changes >= 10, "{changes} changes of more than the numbers");
+    assert!(number_steps > 1000, "{number_steps} steps changed only the numbers");
+    assert!(same_steps > number_steps, "{same_steps} steps at the same revision");
+    assert_eq!(sim.server.status().scouted, ["F55"]);
+}

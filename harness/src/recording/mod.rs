@@ -26,6 +26,7 @@ pub mod convert;
 pub mod markers;
 pub mod sink;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -159,14 +160,27 @@ pub enum StatusShot {
 }
 
 impl StatusShot {
-    /// The shot of `now` after the status `last` (updated to `now`).
-    pub fn take(last: &mut Option<Status>, now: StatusRef<'_>) -> StatusShot {
+    /// The shot of `now` after the status `last` (updated to `now`). When both are views of the
+    /// same server at the same [`StatusRef::revision`], only the numbers are compared.
+    pub fn take(last: &mut Option<LastStatus>, now: StatusRef<'_>) -> StatusShot {
         if let Some(l) = last.as_mut() {
-            if let Some(coverage) = numbers_changed(l.view(), now) {
-                l.progress = now.progress;
-                l.remaining_m = now.remaining_m;
+            let same_revision = now.revision.is_some() && l.revision == now.revision;
+            let numbers = if same_revision {
+                coverage_changed(&l.status.coverage, now.coverage, false)
+            } else {
+                numbers_changed(l.status.view(), now)
+            };
+            debug_assert!(
+                !same_revision || numbers == numbers_changed(l.status.view(), now),
+                "the status changed more than its numbers at the same revision: {:?} -> {now:?}",
+                l.status
+            );
+            if let Some(coverage) = numbers {
+                l.status.progress = now.progress;
+                l.status.remaining_m = now.remaining_m;
+                l.revision = now.revision;
                 if let Some((i, c)) = coverage {
-                    StatusShot::set_coverage(l, i, c);
+                    StatusShot::set_coverage(&mut l.status, i, c);
                 }
                 return StatusShot::Numbers {
                     progress: now.progress,
@@ -176,7 +190,7 @@ impl StatusShot {
             }
         }
         let full = now.to_status();
-        *last = Some(full.clone());
+        *last = Some(LastStatus { status: full.clone(), revision: now.revision });
         StatusShot::Full(Box::new(full))
     }
 
@@ -202,6 +216,15 @@ impl StatusShot {
     }
 }
 
+/// The status of the last shot, with the revision of the view it was taken from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastStatus {
+    /// The status.
+    pub status: Status,
+    /// [`StatusRef::revision`] of its view.
+    pub revision: Option<u64>,
+}
+
 /// `Some(the coverage that changed, if one did)` when `now` differs from `last` only in the
 /// progress, the metres left and at most one field's coverage; `None` when anything else
 /// changed. Numbers are compared bit for bit.
@@ -213,14 +236,27 @@ fn numbers_changed(last: StatusRef<'_>, now: StatusRef<'_>) -> Option<Option<(us
         && last.target == now.target
         && same_bits(last.hold_since_s, now.hold_since_s)
         && last.interrupted == now.interrupted
-        && last.scouted == now.scouted
-        && last.coverage.len() == now.coverage.len();
+        && last.scouted == now.scouted;
     if !same {
         return None;
     }
+    coverage_changed(last.coverage, now.coverage, true)
+}
+
+/// `Some(the coverage that changed, if one did)` when at most one value of `now` differs from
+/// `last` (bit for bit) and they have as many fields (the same fields, when `keys` compares
+/// them too); else `None`.
+fn coverage_changed(
+    last: &BTreeMap<String, f64>,
+    now: &BTreeMap<String, f64>,
+    keys: bool,
+) -> Option<Option<(usize, f64)>> {
+    if last.len() != now.len() {
+        return None;
+    }
     let mut changed = None;
-    for (i, ((ka, va), (kb, vb))) in last.coverage.iter().zip(now.coverage).enumerate() {
-        if ka != kb {
+    for (i, ((ka, va), (kb, vb))) in last.iter().zip(now).enumerate() {
+        if keys && ka != kb {
             return None;
         }
         if va.to_bits() != vb.to_bits() {
@@ -254,7 +290,7 @@ pub struct Recorder {
     clouds: CloudRate,
     next_objects_s: f64,
     /// The status of the last shot.
-    status: Option<Status>,
+    status: Option<LastStatus>,
 }
 
 impl Recorder {
@@ -329,7 +365,7 @@ impl Recorder {
     /// Records the planner's timeline from the run rows: wake-ups, model calls (when the reply
     /// or the error comes, with the request's time), tool calls and plan verdicts. Such a row
     /// hands what waits to the writer thread at once: the loop may wait for a model after it.
-    pub fn on_row(&mut self, row: &Row) -> Result<(), BagError> {
+    pub fn on_row(&mut self, row: Row) -> Result<(), BagError> {
         match row {
             Row::Wake(_)
             | Row::ModelSend(_)
@@ -337,7 +373,7 @@ impl Recorder {
             | Row::ModelError(_)
             | Row::Tool(_)
             | Row::PlanCheck(_) => {
-                self.sink.push(Item::Row(Box::new(row.clone())))?;
+                self.sink.push(Item::Row(Box::new(row)))?;
                 self.sink.send()
             }
             _ => Ok(()),
@@ -352,8 +388,6 @@ impl Recorder {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use super::*;
     use acres_vehicle::{SkillKind, SkillState};
 
@@ -412,8 +446,36 @@ mod tests {
             kinds.push(matches!(shot, StatusShot::Numbers { .. }));
             shot.apply(&mut written);
             assert_eq!(&written, now);
-            assert_eq!(last.as_ref(), Some(now));
+            assert_eq!(last.as_ref().map(|l| &l.status), Some(now));
         }
         assert_eq!(kinds, [false, false, true, true, false, true, false]);
+    }
+
+    #[test]
+    fn at_the_same_revision_only_the_numbers_are_compared_and_a_new_revision_compares_all() {
+        let (mut last, mut written) = (None, Status::default());
+        let mut take = |now: &Status, revision: Option<u64>| {
+            let mut shot = StatusShot::take(&mut last, StatusRef { revision, ..now.view() });
+            shot.apply(&mut written);
+            assert_eq!(&written, now);
+            match shot {
+                StatusShot::Numbers { coverage, .. } => Some(coverage),
+                StatusShot::Full(_) => None,
+            }
+        };
+        assert_eq!(take(&scouting(0.1, 0.1), Some(7)), None);
+        // Same revision: the changed coverage found by its place among the values.
+        assert_eq!(take(&scouting(0.2, 0.2), Some(7)), Some(Some((0, 0.2))));
+        // A new revision with only numbers changed: compared in full, still numbers.
+        assert_eq!(take(&scouting(0.3, 0.2), Some(8)), Some(None));
+        // A new revision with a new field scouted: the whole status.
+        let mut more = scouting(0.3, 0.2);
+        more.scouted.push("F51".into());
+        assert_eq!(take(&more, Some(9)), None);
+        // Unknown revisions (an owned status' view) are always compared.
+        let mut other = more.clone();
+        other.target = Some("F52".into());
+        assert_eq!(take(&other, None), None);
+        assert_eq!(take(&other, None), Some(None));
     }
 }

@@ -40,11 +40,10 @@ pub const IDLE_FLUSH_S: f64 = 1.0;
 /// elsewhere): what the recording benchmark reports as the writer's cost.
 pub static WRITER_CPU_NS: AtomicU64 = AtomicU64::new(0);
 
-/// The calling thread's processor time so far, ns (Linux: `/proc/thread-self/schedstat`; 0
-/// elsewhere).
+/// The calling thread's processor time so far, ns (`clock_gettime(CLOCK_THREAD_CPUTIME_ID)`;
+/// 0 where the platform has none).
 pub fn thread_cpu_ns() -> u64 {
-    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-    stat.split_whitespace().next().and_then(|ns| ns.parse().ok()).unwrap_or(0)
+    cpu_time::ThreadTime::try_now().map_or(0, |t| t.as_duration().as_nanos() as u64)
 }
 
 enum Cmd {

@@ -237,12 +237,12 @@ impl<'a> RunState<'a> {
     /// Writes a row; a failed write is reported once on stderr (the run goes on; validate will
     /// report the folder).
     pub fn log(&mut self, row: Row) {
-        if let Some(r) = self.recorder.as_mut() {
-            let result = r.on_row(&row);
-            self.recording_result(result);
-        }
         if let Err(e) = self.writer.write(&row) {
             eprintln!("acres-harness: cannot write {}: {e}", self.writer.path().display());
+        }
+        if let Some(r) = self.recorder.as_mut() {
+            let result = r.on_row(row);
+            self.recording_result(result);
         }
     }
 

@@ -32,7 +32,13 @@ impl SkillServer {
                 }
                 if let (Some(field), Some((a, b))) = (&m.field, m.loop_span) {
                     let c = ((m.follower.s_m - a) / (b - a)).clamp(0.0, 1.0);
-                    let e = self.coverage.entry(field.clone()).or_insert(0.0);
+                    let e = match self.coverage.entry(field.clone()) {
+                        std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                        std::collections::btree_map::Entry::Vacant(e) => {
+                            self.revision += 1;
+                            e.insert(0.0)
+                        }
+                    };
                     if c > *e {
                         *e = c;
                     }

@@ -84,6 +84,9 @@ pub struct SkillServer {
     ahead_m: f64,
     next_id: u64,
     t_s: f64,
+    /// Changes with anything of the status but its numbers ([`StatusRef::revision`]): bumped
+    /// by every event, every request and every new coverage entry.
+    revision: u64,
 }
 
 impl SkillServer {
@@ -103,6 +106,7 @@ impl SkillServer {
             ahead_m: f64::INFINITY,
             next_id: 1,
             t_s: 0.0,
+            revision: 0,
         }
     }
 
@@ -185,6 +189,7 @@ impl SkillServer {
             interrupted: self.interrupted.as_ref().map(|(k, id, m)| (*k, *id, m.target.as_str())),
             coverage: &self.coverage,
             scouted: &self.scouted,
+            revision: Some(self.revision),
         }
     }
 
@@ -197,6 +202,9 @@ impl SkillServer {
         cause: Option<String>,
         detail: EventDetail,
     ) {
+        // Every change of the status but its numbers comes with an event, or with a request
+        // or a new coverage entry (which bump it themselves).
+        self.revision += 1;
         self.events.push(SkillEvent { t_s: self.t_s, name, id, skill, code, cause, detail });
     }
 

@@ -12,6 +12,7 @@ impl SkillServer {
     /// Handles a request at the observed state.
     pub fn request(&mut self, req: &SkillRequest, obs: &Observation) -> Reply {
         self.t_s = obs.t_s;
+        self.revision += 1;
         let Some(kind) = req.skill else {
             return self.reject(None, "no skill named".into());
         };

@@ -404,6 +404,7 @@ impl Status {
             interrupted: self.interrupted.as_ref().map(|(k, id, t)| (*k, *id, t.as_str())),
             coverage: &self.coverage,
             scouted: &self.scouted,
+            revision: None,
         }
     }
 }
@@ -432,6 +433,11 @@ pub struct StatusRef<'a> {
     pub coverage: &'a BTreeMap<String, f64>,
     /// Fields scouted, in order.
     pub scouted: &'a [String],
+    /// The skill server's status revision ([`crate::SkillServer::status_ref`]): two views of
+    /// the same server with the same revision differ at most in the progress, the metres left
+    /// and the coverage values. `None` when unknown (a view of an owned [`Status`]): then only a
+    /// comparison tells.
+    pub revision: Option<u64>,
 }
 
 impl StatusRef<'_> {
