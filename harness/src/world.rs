@@ -8,7 +8,9 @@
 //! and the simulator profile may read (see `guard`).
 
 use crate::sim::CoreSim;
-use acres_core::lidar::LidarConfig;
+use std::sync::Arc;
+
+use acres_core::lidar::{LidarConfig, Sweep};
 use acres_core::objects::ObjectKind;
 use acres_farm::geom::{Pose, Vec2};
 use acres_vehicle::scan::Scan;
@@ -81,10 +83,15 @@ pub trait WorldPort {
     fn pending_object_events(&self) -> usize;
     /// The simulator's truth, when the world has one.
     fn truth(&self) -> Option<Truth>;
+    /// The objects of the simulator's truth alone (the recording's `/acres/objects`).
+    fn truth_objects(&self) -> Option<Vec<(u32, ObjectKind, Pose)>> {
+        self.truth().map(|t| t.objects)
+    }
     /// The digest of the world.
     fn digest(&self) -> String;
-    /// The latest LiDAR sweep's points (sensor frame), when the world gives them (recordings).
-    fn sweep_points(&self) -> Option<&[[f32; 4]]> {
+    /// The latest LiDAR sweep (its points in the sensor frame), shared, when the world gives it
+    /// (recordings keep one now and then without copying it).
+    fn sweep(&self) -> Option<&Arc<Sweep>> {
         None
     }
     /// The LiDAR's geometry, when the world gives it (recordings).
@@ -192,7 +199,7 @@ impl WorldPort for CoreWorld {
     fn truth(&self) -> Option<Truth> {
         let w = &self.sim.world;
         Some(Truth {
-            objects: w.objects().values().map(|o| (o.id, o.kind, o.pose)).collect(),
+            objects: self.truth_objects().unwrap_or_default(),
             energy_mj: w.energy_mj(),
             contact: w.contact(),
             contact_steps: w.contact_steps(),
@@ -200,11 +207,14 @@ impl WorldPort for CoreWorld {
             first_seen: w.seen_times().clone(),
         })
     }
+    fn truth_objects(&self) -> Option<Vec<(u32, ObjectKind, Pose)>> {
+        Some(self.sim.world.objects().values().map(|o| (o.id, o.kind, o.pose)).collect())
+    }
     fn digest(&self) -> String {
         self.sim.world.digest()
     }
-    fn sweep_points(&self) -> Option<&[[f32; 4]]> {
-        Some(&self.sim.last_sweep().points)
+    fn sweep(&self) -> Option<&Arc<Sweep>> {
+        Some(self.sim.world.sweep_shared())
     }
     fn lidar(&self) -> Option<LidarConfig> {
         self.sim.world.config().lidar.clone()

@@ -28,8 +28,10 @@ mod tests;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::RecvTimeoutError;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use acres_core::lidar::Sweep;
 use acres_farm::geom::{Pose, Vec2};
 use acres_link_protocol as link;
 use acres_vehicle::scan::Scan;
@@ -86,7 +88,7 @@ pub struct LinkWorld {
     route_ahead: Vec<Vec2>,
     scan: Option<Scan>,
     /// The last sweep's points and the LiDAR's geometry (the scenario's), for the recording.
-    points: Option<Vec<[f32; 4]>>,
+    points: Option<Arc<Sweep>>,
     lidar: Option<acres_core::lidar::LidarConfig>,
     truth: Option<Truth>,
     events: Vec<SkillEvent>,
@@ -217,7 +219,7 @@ impl LinkWorld {
         self.events.extend(events);
         if let Some((scan, points)) = sweep {
             self.scan = Some(scan);
-            self.points = Some(points);
+            self.points = Some(Arc::new(Sweep { stamp_s: self.vehicle.t_s, points, seen: Vec::new() }));
         }
         if let Some(t) = &s.truth {
             self.truth = Some(convert::truth_of(t));
@@ -349,8 +351,8 @@ impl WorldPort for LinkWorld {
     fn scan(&self) -> Option<&Scan> {
         self.scan.as_ref()
     }
-    fn sweep_points(&self) -> Option<&[[f32; 4]]> {
-        self.points.as_deref()
+    fn sweep(&self) -> Option<&Arc<Sweep>> {
+        self.points.as_ref()
     }
     fn lidar(&self) -> Option<acres_core::lidar::LidarConfig> {
         self.lidar.clone()

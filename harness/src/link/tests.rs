@@ -240,7 +240,7 @@ fn a_steps_sweep_gives_the_scan_and_the_points_the_recording_keeps() {
     while w.t_s() < 0.05 - 1e-9 {
         w.step();
     }
-    assert_eq!(w.sweep_points(), Some(&points[..]), "the sweep's points, bit for bit");
+    assert_eq!(w.sweep().map(|s| &s.points[..]), Some(&points[..]), "the sweep's points, bit for bit");
     let scan = w.scan().expect("a scan from the sweep");
     assert!(scan.ranges_m.iter().any(|r| r.is_finite()), "the scan sees the points");
     let lidar = w.lidar().expect("the scenario's LiDAR geometry");

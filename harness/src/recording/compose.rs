@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use acres_core::lidar::LidarConfig;
-use acres_farm::Map;
 use acres_msgs::acres_interfaces::{ModelCall, Observation, PlanVerdict, PlannerWake, SkillEvent, ToolCall};
 use acres_msgs::builtin_interfaces::Time;
 use acres_msgs::nav_msgs::Odometry;
@@ -16,7 +15,7 @@ use acres_msgs::visualization_msgs::MarkerArray;
 use acres_msgs::Message;
 
 use super::bag::{time_ns, Bag, BagError, Qos};
-use super::{convert, markers, Item, PointBuffers, Shot};
+use super::{convert, markers, Item, Shot};
 use crate::runlog::rows::{ModelSendRow, Row};
 use crate::world::VehicleView;
 
@@ -56,8 +55,8 @@ pub struct Files {
     sweep_period_s: f64,
     /// The `model_send` rows of calls not answered yet.
     sends: BTreeMap<u64, ModelSendRow>,
-    /// Where the point buffers go back once written.
-    buffers: PointBuffers,
+    /// The last cloud's data, refilled for the next one.
+    cloud_data: Vec<u8>,
     /// The buffer a message written to both files is encoded into.
     scratch: Vec<u8>,
     /// The skill server's status of the last shot.
@@ -79,13 +78,12 @@ const CLOCK_QOS: Qos = Qos { depth: 1, reliable: false, transient_local: false }
 
 impl Files {
     /// Adds the channels to both files and writes the latched start: the static transforms
-    /// and the map.
+    /// and the map (`map`: [`markers::map_markers`]).
     pub fn create(
         mut episode: Bag,
         mut interface: Bag,
-        map: &Map,
+        map: &MarkerArray,
         lidar: LidarConfig,
-        buffers: PointBuffers,
     ) -> Result<Files, BagError> {
         let tf_static = episode.channel::<TFMessage>("/tf_static", Qos::LATCHED)?;
         let map_ch = episode.channel::<MarkerArray>("/acres/map", Qos::LATCHED)?;
@@ -110,7 +108,7 @@ impl Files {
             events: interface.channel::<SkillEvent>("/acres/events", Qos::reliable(100))?,
         };
         episode.write(tf_static, 0, &convert::tf_static(lidar.mount_forward_m, lidar.mount_height_m))?;
-        episode.write(map_ch, 0, &markers::map_markers(map))?;
+        episode.write(map_ch, 0, map)?;
         Ok(Files {
             episode,
             interface,
@@ -119,7 +117,7 @@ impl Files {
             lidar_range_m: lidar.max_range_m as f32,
             sweep_period_s: if lidar.rate_hz > 0.0 { 1.0 / lidar.rate_hz } else { 0.0 },
             sends: BTreeMap::new(),
-            buffers,
+            cloud_data: Vec::new(),
             scratch: Vec::new(),
             status: acres_vehicle::Status::default(),
             step_msgs: StepMessages {
@@ -182,10 +180,14 @@ impl Files {
             std::mem::swap(&mut scan.ranges, ranges);
             written?;
         }
-        if let Some(data) = shot.points.take() {
+        if let Some(sweep) = shot.points.take() {
+            let mut data = std::mem::take(&mut self.cloud_data);
+            convert::point_bytes_into(&sweep.points, &mut data);
+            // Let go at once: the world refills a sweep in place when no one else holds it.
+            drop(sweep);
             let cloud = convert::point_cloud(v.t_s, data);
             let written = self.episode.write(self.ep.points, t_ns, &cloud);
-            self.buffers.give(cloud.data);
+            self.cloud_data = cloud.data;
             written?;
         }
         if let Some(objects) = &shot.objects {

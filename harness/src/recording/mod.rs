@@ -9,7 +9,7 @@
 //! publish time is its mission time in nanoseconds.
 //!
 //! The loop's thread only takes a [`Shot`] of what it must read from the world (numbers, the
-//! status, the scan's ranges, a copy of the points when a cloud is due, the objects when they
+//! status, the scan's ranges, the sweep (shared, not copied) when a cloud is due, the objects when they
 //! are due); one writer thread turns the shots into messages, encodes them (CDR), writes both
 //! files and compresses their chunks, overlapping the simulation.
 //!
@@ -28,8 +28,9 @@ pub mod sink;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use acres_core::lidar::Sweep;
 use acres_core::objects::ObjectKind;
 use acres_farm::geom::Pose;
 use acres_farm::Map;
@@ -96,30 +97,6 @@ impl CloudRate {
 /// `/acres/objects` is written this often, s of mission time (and at t = 0).
 pub const OBJECTS_EVERY_S: f64 = 1.0;
 
-/// Point buffers handed back by the writer thread for the next clouds (a fresh 70 kB buffer a
-/// cloud costs the loop its page faults).
-#[derive(Debug, Clone, Default)]
-pub struct PointBuffers(Arc<Mutex<Vec<Vec<u8>>>>);
-
-impl PointBuffers {
-    /// Buffers kept at most.
-    const KEEP: usize = 32;
-
-    /// A buffer to fill (a kept one, else a new one).
-    pub fn take(&self) -> Vec<u8> {
-        self.0.lock().ok().and_then(|mut v| v.pop()).unwrap_or_default()
-    }
-
-    /// Hands a buffer back.
-    pub fn give(&self, buf: Vec<u8>) {
-        if let Ok(mut v) = self.0.lock() {
-            if v.len() < Self::KEEP {
-                v.push(buf);
-            }
-        }
-    }
-}
-
 /// What the recorder reads from the world after one control step: enough for every message of
 /// the step, taken on the loop's thread and turned into messages on the writer thread.
 #[derive(Debug, Clone)]
@@ -134,8 +111,9 @@ pub struct Shot {
     pub energy_estimate_mj: f64,
     /// The scan function's ranges when the LiDAR swept in this step, m.
     pub scan_ranges_m: Option<Vec<f32>>,
-    /// The sweep as `/lidar/points` data when a cloud is due ([`convert::point_bytes`]).
-    pub points: Option<Vec<u8>>,
+    /// The sweep, shared with the world, when a cloud is due (the writer thread makes its
+    /// `/lidar/points` data, [`convert::point_bytes`]).
+    pub points: Option<Arc<Sweep>>,
     /// The objects (simulator truth) when they are due: id, kind, pose.
     pub objects: Option<Vec<(u32, ObjectKind, Pose)>>,
 }
@@ -286,7 +264,6 @@ pub enum Item {
 #[derive(Debug)]
 pub struct Recorder {
     sink: Sink,
-    buffers: PointBuffers,
     clouds: CloudRate,
     next_objects_s: f64,
     /// The status of the last shot.
@@ -294,17 +271,19 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Creates `episode.mcap.part` and `episode.interface.mcap.part` in `folder` and records
-    /// the start: the static transforms, the map, and the world at t = 0.
+    /// Creates `episode.mcap.part` and `episode.interface.mcap.part` in `folder` (an error
+    /// here is returned at once) and records the start: the static transforms, the map, and the
+    /// world at t = 0.
     pub fn create(folder: &Path, map: &Map, world: &dyn WorldPort) -> Result<Recorder, BagError> {
         let episode = Bag::create(&folder.join(EPISODE_FILE))?;
         let interface = Bag::create(&folder.join(INTERFACE_FILE))?;
-        let buffers = PointBuffers::default();
         let lidar = world.lidar().unwrap_or_default();
-        let files = Files::create(episode, interface, map, lidar, buffers.clone())?;
+        let map = markers::map_markers(map);
+        // The channels, the schemas and the first chunk's compressor are made on the writer
+        // thread (half a millisecond); an error there stops the recording at the next hand-over.
+        let files = move || Files::create(episode, interface, &map, lidar);
         let mut rec = Recorder {
             sink: Sink::spawn(files),
-            buffers,
             clouds: CloudRate::default(),
             next_objects_s: 0.0,
             status: None,
@@ -334,16 +313,12 @@ impl Recorder {
             // A sector's range is the nearest of its bins: any finite one is a return in range.
             let seeing = scan.is_some_and(|s| s.sectors_m.iter().any(|r| r.is_finite()));
             if self.clouds.keep(seeing) {
-                points = world.sweep_points().map(|p| {
-                    let mut buf = self.buffers.take();
-                    convert::point_bytes_into(p, &mut buf);
-                    buf
-                });
+                points = world.sweep().cloned();
             }
         }
         if vehicle.t_s + 1e-9 >= self.next_objects_s {
             self.next_objects_s += OBJECTS_EVERY_S;
-            objects = world.truth().map(|t| t.objects);
+            objects = world.truth_objects();
         }
         let shot = Shot {
             vehicle,

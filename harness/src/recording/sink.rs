@@ -72,14 +72,15 @@ pub struct Sink {
 const SPARE_SCANS: usize = 64;
 
 impl Sink {
-    /// Moves `files` (their channels added) to a new writer thread.
-    pub fn spawn(files: Files) -> Sink {
+    /// Starts the writer thread, which makes its files (`files`: both files, their channels
+    /// added) and writes what comes.
+    pub fn spawn(files: impl FnOnce() -> Result<Files, BagError> + Send + 'static) -> Sink {
         let (tx, rx) = sync_channel::<Cmd>(QUEUE_BATCHES);
         let (back_tx, back) = sync_channel::<Vec<Item>>(QUEUE_BATCHES + 2);
         let thread = std::thread::Builder::new()
             .name("acres-recording".into())
             .spawn(move || {
-                let written = write_all(files, rx, back_tx);
+                let written = files().and_then(|files| write_all(files, rx, back_tx));
                 WRITER_CPU_NS.fetch_add(thread_cpu_ns(), Ordering::Relaxed);
                 written
             })

@@ -114,7 +114,9 @@ pub struct World {
     pending: Vec<ObjectEvent>,
     first_seen: BTreeMap<u32, f64>,
     lidar: Option<Lidar>,
-    sweep: Sweep,
+    /// Shared with readers that keep a sweep ([`World::sweep_shared`]); refilled in place when
+    /// none does.
+    sweep: Arc<Sweep>,
     steps_per_sweep: u64,
     contact: bool,
     contact_steps: u64,
@@ -141,7 +143,7 @@ impl World {
             pending: Vec::new(),
             first_seen: BTreeMap::new(),
             lidar,
-            sweep: Sweep::default(),
+            sweep: Arc::default(),
             steps_per_sweep,
             contact: false,
             contact_steps: 0,
@@ -203,7 +205,13 @@ impl World {
         if self.step.is_multiple_of(self.steps_per_sweep) {
             if let Some(lidar) = &self.lidar {
                 let t = self.t_s();
-                lidar.sweep(self.vehicle.pose, &self.bodies, t, &mut self.sweep);
+                if Arc::get_mut(&mut self.sweep).is_none() {
+                    // A reader keeps the last sweep: this one gets buffers of its own.
+                    let points = Vec::with_capacity(self.sweep.points.len());
+                    self.sweep = Arc::new(Sweep { points, ..Sweep::default() });
+                }
+                // Unique now: made mutable in place, never copied.
+                lidar.sweep(self.vehicle.pose, &self.bodies, t, Arc::make_mut(&mut self.sweep));
                 for id in &self.sweep.seen {
                     self.first_seen.entry(*id).or_insert(t);
                 }
@@ -273,6 +281,12 @@ impl World {
 
     /// The latest sweep (empty before the first).
     pub fn sweep(&self) -> &Sweep {
+        &self.sweep
+    }
+
+    /// The latest sweep, shared: a reader may keep it while the world goes on (the next sweep
+    /// then gets buffers of its own instead of refilling this one's).
+    pub fn sweep_shared(&self) -> &Arc<Sweep> {
         &self.sweep
     }
 
