@@ -53,6 +53,25 @@ fn place_object(id: u32, kind: ObjectKind, place: Place) -> ObjectEvent {
     ObjectEvent { when: ObjectWhen::At(0.0), action: ObjectAction::Add(Object { id, kind, pose }) }
 }
 
+/// A sim at home whose shield blocks after `blocked_s`, with a truck across the route to F55
+/// 300 m on, gone `leaves_s` after the LiDAR first sees it.
+fn truck_on_the_way_to_f55(blocked_s: f64, leaves_s: f64) -> CoreSim {
+    let mut sim = sim_at(home(), |o| o.blocked_s = blocked_s);
+    let truck = place_object(
+        1,
+        ObjectKind::Truck,
+        Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true },
+    );
+    sim.world.schedule([
+        truck,
+        ObjectEvent {
+            when: ObjectWhen::AfterSeen { id: 1, delay_s: leaves_s },
+            action: ObjectAction::Remove(1),
+        },
+    ]);
+    sim
+}
+
 #[test]
 fn goto_scout_return_home_succeed_and_the_field_counts_as_scouted() {
     let mut sim = sim_at(home(), |_| {});
@@ -156,16 +175,7 @@ fn failed_when_the_vehicle_leaves_its_route() {
 
 #[test]
 fn the_shield_holds_for_a_truck_and_releases_when_it_leaves() {
-    let mut sim = sim_at(home(), |o| o.blocked_s = 1000.0);
-    let truck = place_object(
-        1,
-        ObjectKind::Truck,
-        Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true },
-    );
-    sim.world.schedule([
-        truck,
-        ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 80.0 }, action: ObjectAction::Remove(1) },
-    ]);
+    let mut sim = truck_on_the_way_to_f55(1000.0, 80.0);
     sim.request(&SkillRequest::new(SkillKind::Goto).field("F55"));
     let (e, all) = run_until_end(&mut sim, 900.0);
     assert_eq!(e.unwrap().code, Some(ResultCode::Succeeded));
@@ -179,16 +189,7 @@ fn the_shield_holds_for_a_truck_and_releases_when_it_leaves() {
 
 #[test]
 fn blocked_after_blocked_s_then_resume_after_the_object_leaves() {
-    let mut sim = sim_at(home(), |o| o.blocked_s = 30.0);
-    let truck = place_object(
-        1,
-        ObjectKind::Truck,
-        Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true },
-    );
-    sim.world.schedule([
-        truck,
-        ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 90.0 }, action: ObjectAction::Remove(1) },
-    ]);
+    let mut sim = truck_on_the_way_to_f55(30.0, 90.0);
     sim.request(&SkillRequest::new(SkillKind::Goto).field("F55"));
     let (e, all) = run_until_end(&mut sim, 900.0);
     let e = e.unwrap();
@@ -378,16 +379,7 @@ fn more_than_numbers(before: &acres_vehicle::Status, now: acres_vehicle::StatusR
 fn the_status_revision_changes_whenever_more_than_the_status_numbers_change() {
     // A hold, a block, an interrupted motion resumed, a scout (a new coverage entry, a field
     // scouted), a wait, a rejection and a stop: each change must come with a new revision.
-    let mut sim = sim_at(home(), |o| o.blocked_s = 30.0);
-    let truck = place_object(
-        1,
-        ObjectKind::Truck,
-        Place::RouteTo { route_to: "F55".into(), leg: PlaceLeg::Goto, at_m: 300.0, across: true },
-    );
-    sim.world.schedule([
-        truck,
-        ObjectEvent { when: ObjectWhen::AfterSeen { id: 1, delay_s: 90.0 }, action: ObjectAction::Remove(1) },
-    ]);
+    let mut sim = truck_on_the_way_to_f55(30.0, 90.0);
     let requests = [
         SkillRequest::new(SkillKind::Goto).field("F55"),
         SkillRequest::new(SkillKind::Resume),
