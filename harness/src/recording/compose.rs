@@ -129,9 +129,9 @@ impl Files {
         })
     }
 
-    /// Writes the messages of one item. The item is only borrowed (the point buffer taken
-    /// back to the pool, the scan's ranges lent and given back) so that what the loop's thread
-    /// allocated goes back to it with the batch and is freed there.
+    /// Writes the messages of one item. The item is only borrowed (the sweep taken from it and
+    /// let go once its cloud is made, the scan's ranges lent to the message and given back) so
+    /// that the writer thread can hand its scan buffers back to the loop ([`super::sink`]).
     pub fn write(&mut self, item: &mut Item) -> Result<(), BagError> {
         match item {
             Item::Step(shot) => self.step(shot),
