@@ -87,8 +87,8 @@ pub struct LinkWorld {
     ahead_m: f64,
     route_ahead: Vec<Vec2>,
     scan: Option<Scan>,
-    /// The last sweep's points and the LiDAR's geometry (the scenario's), for the recording.
-    points: Option<Arc<Sweep>>,
+    /// The last sweep (its points) and the LiDAR's geometry (the scenario's), for the recording.
+    sweep: Option<Arc<Sweep>>,
     lidar: Option<acres_core::lidar::LidarConfig>,
     truth: Option<Truth>,
     events: Vec<SkillEvent>,
@@ -135,7 +135,7 @@ impl LinkWorld {
             ahead_m: f64::INFINITY,
             route_ahead: Vec::new(),
             scan: None,
-            points: None,
+            sweep: None,
             lidar: wc.lidar.clone(),
             truth: None,
             events: Vec::new(),
@@ -219,7 +219,7 @@ impl LinkWorld {
         self.events.extend(events);
         if let Some((scan, points)) = sweep {
             self.scan = Some(scan);
-            self.points = Some(Arc::new(Sweep { stamp_s: self.vehicle.t_s, points, seen: Vec::new() }));
+            self.sweep = Some(Arc::new(Sweep { stamp_s: self.vehicle.t_s, points, seen: Vec::new() }));
         }
         if let Some(t) = &s.truth {
             self.truth = Some(convert::truth_of(t));
@@ -352,7 +352,7 @@ impl WorldPort for LinkWorld {
         self.scan.as_ref()
     }
     fn sweep(&self) -> Option<&Arc<Sweep>> {
-        self.points.as_ref()
+        self.sweep.as_ref()
     }
     fn lidar(&self) -> Option<acres_core::lidar::LidarConfig> {
         self.lidar.clone()

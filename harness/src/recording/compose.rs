@@ -180,7 +180,7 @@ impl Files {
             std::mem::swap(&mut scan.ranges, ranges);
             written?;
         }
-        if let Some(sweep) = shot.points.take() {
+        if let Some(sweep) = shot.sweep.take() {
             let mut data = std::mem::take(&mut self.cloud_data);
             convert::point_bytes_into(&sweep.points, &mut data);
             // Let go at once: the world refills a sweep in place when no one else holds it.

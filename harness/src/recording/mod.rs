@@ -113,7 +113,7 @@ pub struct Shot {
     pub scan_ranges_m: Option<Vec<f32>>,
     /// The sweep, shared with the world, when a cloud is due (the writer thread makes its
     /// `/lidar/points` data, [`convert::point_bytes`]).
-    pub points: Option<Arc<Sweep>>,
+    pub sweep: Option<Arc<Sweep>>,
     /// The objects (simulator truth) when they are due: id, kind, pose.
     pub objects: Option<Vec<(u32, ObjectKind, Pose)>>,
 }
@@ -302,7 +302,7 @@ impl Recorder {
         swept: bool,
     ) -> Result<(), BagError> {
         let vehicle = world.vehicle();
-        let (mut scan_ranges_m, mut points, mut objects) = (None, None, None);
+        let (mut scan_ranges_m, mut sweep, mut objects) = (None, None, None);
         if swept {
             let scan = world.scan();
             scan_ranges_m = scan.map(|s| {
@@ -313,7 +313,7 @@ impl Recorder {
             // A sector's range is the nearest of its bins: any finite one is a return in range.
             let seeing = scan.is_some_and(|s| s.sectors_m.iter().any(|r| r.is_finite()));
             if self.clouds.keep(seeing) {
-                points = world.sweep().cloned();
+                sweep = world.sweep().cloned();
             }
         }
         if vehicle.t_s + 1e-9 >= self.next_objects_s {
@@ -326,7 +326,7 @@ impl Recorder {
             ahead_m: world.ahead_m(),
             energy_estimate_mj,
             scan_ranges_m,
-            points,
+            sweep,
             objects,
         };
         self.sink.push(Item::Step(shot))

@@ -9,7 +9,6 @@ pub mod learn;
 
 use std::sync::Arc;
 
-use acres_core::lidar::Sweep;
 use acres_core::{Command, World, WorldConfig};
 use acres_farm::Map;
 use acres_vehicle::scan::{scan, Scan, ScanConfig};
@@ -88,11 +87,6 @@ impl CoreSim {
     /// The latest scan.
     pub fn last_scan(&self) -> Option<&Scan> {
         self.last_scan.as_ref()
-    }
-
-    /// The latest sweep.
-    pub fn last_sweep(&self) -> &Sweep {
-        self.world.sweep()
     }
 
     /// Scans made so far.
