@@ -24,7 +24,7 @@ if ! [ -x "$VENV/bin/python3" ]; then
 fi
 export PATH="$VENV/bin:$PATH"
 echo "== installing the Python test packages"
-python3 -m pip install --quiet --disable-pip-version-check -r tools/requirements-test.txt
+python3 -m pip install --quiet --disable-pip-version-check -r tools/requirements-test.txt -c tools/constraints-test.txt
 
 # The viewer's and the video's tests need a real browser, ffmpeg/ffprobe and node; Debian's
 # chromium is driven by playwright-core (no browser download), installed in tests/browser/.

@@ -100,7 +100,7 @@ pub trait WorldPort {
     }
     /// Why the world was lost (a link world: socket closed, no pong, silence); `None` while it
     /// is there. A lost world's `step` returns at once.
-    fn lost(&self) -> Option<String> {
+    fn lost(&self) -> Option<LossCause> {
         None
     }
     /// The counts of the link, when a report is due (a link world, every few seconds).
@@ -109,6 +109,44 @@ pub trait WorldPort {
     }
     /// The run ends (a link world tells the bridge, which cancels its goals).
     fn end(&mut self, _cause: &str) {}
+}
+
+/// Why the link was lost. Its `Display` is the `cause` of the `link_lost` row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LossCause {
+    /// The bridge closed the socket (or reading it failed).
+    SocketClosed,
+    /// Writing to the socket failed.
+    WriteFailed,
+    /// A ping got no pong within [`acres_link_protocol::PONG_TIMEOUT_S`].
+    NoPong {
+        /// The ping's number.
+        ping: u64,
+    },
+    /// No step came for `--link-silent-s`.
+    Silent {
+        /// The silence allowed, s.
+        silent_s: f64,
+    },
+    /// A skill request got no reply in time.
+    NoReply {
+        /// The time allowed, s.
+        timeout_s: f64,
+    },
+}
+
+impl std::fmt::Display for LossCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LossCause::SocketClosed => write!(f, "the socket closed"),
+            LossCause::WriteFailed => write!(f, "the socket closed (write failed)"),
+            LossCause::NoPong { ping } => {
+                write!(f, "ping {ping} got no pong in {} s", acres_link_protocol::PONG_TIMEOUT_S)
+            }
+            LossCause::Silent { silent_s } => write!(f, "no step for {silent_s} s"),
+            LossCause::NoReply { timeout_s } => write!(f, "no reply to a skill request in {timeout_s} s"),
+        }
+    }
 }
 
 /// The counts of a link, both ways.

@@ -1,4 +1,5 @@
-//! The episode recordings of a core run, read by independent readers: the Python `mcap` +
+//! The episode recordings of a core run, read by independent readers: the Python `mcap` stream
+//! reader with CRC validation on, the Python `mcap` +
 //! `mcap-ros2-support` readers and `rosbags` decode every message of `episode.mcap` and
 //! `episode.interface.mcap` (through `tests/mcap_readers.py`) and their counts equal the files'
 //! Statistics; a run killed with SIGKILL, paced or not, leaves `.part` files these readers
@@ -221,6 +222,11 @@ fn both_recordings_of_a_core_run_decode_with_the_python_readers_and_match_their_
     assert_eq!(count(itf, "/acres/events"), count(ep, "/acres/events"));
     assert_eq!(ep["rosbags_messages"], ep["messages"]);
     assert_eq!(itf["rosbags_messages"], itf["messages"]);
+    // Both files passed the stream reader's CRC validation (mcap_readers.py fails otherwise);
+    // their DataEnd CRC is computed exactly when the bag computes CRCs (0: "not computed").
+    for r in [ep, itf] {
+        assert_eq!(r["data_section_crc"].as_u64() != Some(0), acres_harness::recording::bag::CRCS, "{r}");
+    }
 }
 
 #[test]

@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Reads the episode recordings of a run with two independent readers and prints what they saw.
 
-    mcap_readers.py full FILE...     a finished file: the summary, then every message
+    mcap_readers.py full FILE...     a finished file: its CRCs, the summary, then every message
     mcap_readers.py recover FILE     a file cut off by a kill: every message up to the cut
 
-`full` reads each file's summary (profile, Statistics) with the `mcap` package, decodes every
+`full` first reads each file as a stream with the `mcap` package's CRC validation on
+(`StreamReader(validate_crcs=True)`: every chunk's CRC and the data section's CRC in the DataEnd
+record, each checked unless it is 0, which the format defines as "not computed"), then reads its
+summary (profile, Statistics) with the `mcap` package, decodes every
 message with `mcap-ros2-support` (its ros2msg parser and CDR decoder), then again with
 `rosbags` (its rosbag2 MCAP reader and a type store built from the file's own ros2msg texts),
 and checks that both readers' counts per topic equal the Statistics. It also checks the ros2
@@ -25,7 +28,7 @@ import sys
 
 from mcap.exceptions import McapError
 from mcap.reader import make_reader
-from mcap.records import Channel, Chunk, Message, Schema
+from mcap.records import Channel, Chunk, DataEnd, Message, Schema
 from mcap.stream_reader import StreamReader
 from mcap_ros2.decoder import DecoderFactory
 from rosbags.rosbag2 import Reader as RosbagsReader
@@ -60,7 +63,23 @@ def check_profile(path, header_profile, schemas, channels):
             fail(f"{path}: {ch.topic}: no offered_qos_profiles")
 
 
+def crcs(path):
+    """Reads the whole file as a stream with CRC validation; returns the DataEnd record's CRC."""
+    data_section_crc = None
+    with open(path, "rb") as f:
+        try:
+            for record in StreamReader(f, skip_magic=False, emit_chunks=False, validate_crcs=True).records:
+                if isinstance(record, DataEnd):
+                    data_section_crc = record.data_section_crc
+        except McapError as e:
+            fail(f"{path}: the mcap stream reader with validate_crcs=True refuses the file: {e}")
+    if data_section_crc is None:
+        fail(f"{path}: no DataEnd record")
+    return data_section_crc
+
+
 def full(path):
+    data_section_crc = crcs(path)
     with open(path, "rb") as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
         header = reader.get_header()
@@ -109,6 +128,7 @@ def full(path):
         "chunks": stats.chunk_count,
         "last_log_time_ns": last_ns,
         "rosbags_messages": sum(rosbags_counts.values()),
+        "data_section_crc": data_section_crc,
     }
 
 

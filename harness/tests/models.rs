@@ -6,7 +6,7 @@ mod common;
 
 use serde_json::{json, Value};
 
-use acres_harness::runlog::rows::{ModelErrorKind, ReasoningLogged, Row};
+use acres_harness::runlog::rows::{EndCode, ModelErrorKind, ReasoningLogged, Row};
 use common::stub::*;
 
 const T1: &str = "scenarios/t1_01_one_field.json";
@@ -79,7 +79,7 @@ fn retried_statuses_wait_by_the_formula_or_the_longer_retry_after_and_charge_onl
         assert_eq!(retries(&rows), want, "{proto:?}");
         let end = end_of(&rows);
         assert_eq!(end.score.model_errors, 0);
-        assert_eq!(end.end, "done");
+        assert_eq!(end.end, EndCode::Done);
         assert!(end.success);
         // Every try reached the server: the calls plus the six failed tries.
         let calls = rows.iter().filter(|r| matches!(r, Row::ModelSend(_))).count();
@@ -119,7 +119,7 @@ fn a_service_that_keeps_failing_gives_a_model_error_after_the_tries() {
     assert_eq!(reqs.len(), 11);
     let end = end_of(&rows);
     assert_eq!(end.score.model_errors, 2);
-    assert_eq!(end.end, "done");
+    assert_eq!(end.end, EndCode::Done);
     assert_charged_exactly(&rows);
 }
 
@@ -131,7 +131,7 @@ fn a_reply_past_the_call_limit_is_cut_and_the_limit_is_charged() {
         run_stub("delay", Proto::Anthropic, script(turns), T1, "text", "call_timeout_s = 1.0", "");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let Row::Run(run) = &rows[0] else { panic!("no run row") };
-    assert_eq!(run.limits["call_s"], json!(1.0));
+    assert_eq!(run.limits.call_s, 1.0);
     let errs = errors(&rows);
     assert_eq!(errs.len(), 1);
     assert_eq!(errs[0].0, ModelErrorKind::TimeLimit);
@@ -293,7 +293,7 @@ fn picture_limits_and_keep_pictures_replace_pictures_with_a_line() {
 fn calls_per_run_ends_the_run_and_budgets_stop_before_the_call_that_could_pass_them() {
     let (rows, _, _) =
         run_stub("perrun", Proto::OpenAi, script(json!([])), T1, "text", "", "[limits]\ncalls_per_run = 2");
-    assert_eq!(end_of(&rows).end, "limit_model_calls");
+    assert_eq!(end_of(&rows).end, EndCode::LimitModelCalls);
     assert_eq!(rows.iter().filter(|r| matches!(r, Row::ModelSend(_))).count(), 2);
     // Tokens: each reply reports 1000 in, 100 out; a full reply is 200 tokens.
     let turns: Vec<Value> = (0..20)
@@ -310,7 +310,7 @@ fn calls_per_run_ends_the_run_and_budgets_stop_before_the_call_that_could_pass_t
         "",
     );
     let end = end_of(&rows);
-    assert_eq!(end.end, "budget");
+    assert_eq!(end.end, EndCode::Budget);
     assert!(end.score.tokens <= 5000, "{}", end.score.tokens);
     assert_eq!(end.score.tokens, 1100 * 4, "four calls fit, the fifth could pass the cap");
     let sends = rows.iter().filter(|r| matches!(r, Row::ModelSend(_))).count();
@@ -321,7 +321,7 @@ fn calls_per_run_ends_the_run_and_budgets_stop_before_the_call_that_could_pass_t
     let (rows, _, _) =
         run_stub("usd", Proto::OpenAi, script(json!(turns)), &sc, "text", "max_output_tokens = 200", "");
     let end = end_of(&rows);
-    assert_eq!(end.end, "budget");
+    assert_eq!(end.end, EndCode::Budget);
     assert!(end.score.usd <= 0.005);
     assert_eq!(rows.iter().filter(|r| matches!(r, Row::ModelReply(_))).count(), 3);
 }

@@ -6,14 +6,14 @@ mod common;
 use serde_json::{json, Value};
 
 use acres_harness::planner::{Block, ModelError, ModelErrorKind};
-use acres_harness::runlog::rows::{Mode, Profile, Row};
+use acres_harness::runlog::rows::{EndCode, Mode, Profile, Row};
 
 use common::*;
 
 #[test]
 fn a_plain_mission_ends_done_and_charges_the_thinking_time() {
     let r = run_with("plain", json!({}), Mode::Text, Profile::Vehicle, driver());
-    assert_eq!(r.outcome.end, "done");
+    assert_eq!(r.outcome.end, EndCode::Done);
     assert!(r.outcome.success);
     assert_eq!(r.wakes(), ["start", "skill_ended", "skill_ended", "skill_ended"]);
     // Four wake-ups with one 1 s call each that dispatches and one that ends the turn: the
@@ -179,7 +179,7 @@ fn stuck_wakes_in_menu_recovery_then_the_classical_rules_decide() {
     });
     assert!(stuck.unwrap().contains("stop_and_wait"), "the menu lists the options");
     assert!(r.rows.iter().any(|row| matches!(row, Row::Event(e) if e.name == "classical_rule" && e.cause.as_deref().unwrap_or("").contains("stuck_wake_ups"))));
-    assert!(r.end().score.codes.get("blocked").copied().unwrap_or(0) >= 1);
+    assert!(r.end().score.codes.get(&acres_vehicle::ResultCode::Blocked).copied().unwrap_or(0) >= 1);
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn model_errors_end_the_wake_then_wake_the_planner_and_end_the_run_after_three_i
         })
         .collect();
     assert!((times[1] - 30.0).abs() < 0.06 && (times[2] - 60.0).abs() < 0.06, "{times:?}");
-    assert_eq!(r.outcome.end, "done");
+    assert_eq!(r.outcome.end, EndCode::Done);
     // A service that never answers: the run ends model_error after three failed calls in a row.
     let r = run_with(
         "errors_end",
@@ -213,7 +213,7 @@ fn model_errors_end_the_wake_then_wake_the_planner_and_end_the_run_after_three_i
         Profile::Vehicle,
         Box::new(|_, _| Err(ModelError::new(ModelErrorKind::NoReply, "HTTP 500"))),
     );
-    assert_eq!(r.outcome.end, "model_error");
+    assert_eq!(r.outcome.end, EndCode::ModelError);
     assert_eq!(r.end().score.model_errors, 3);
     assert_eq!(r.wakes().len(), 3);
 }
@@ -234,7 +234,7 @@ fn every_limit_ends_the_run_with_its_code() {
             })
         }),
     );
-    assert_eq!(r.outcome.end, "limit_wake_ups");
+    assert_eq!(r.outcome.end, EndCode::LimitWakeUps);
     assert_eq!(r.end().score.wake_ups, 3);
     // limit_tool_calls.
     let r = run_with(
@@ -244,11 +244,11 @@ fn every_limit_ends_the_run_with_its_code() {
         Profile::Vehicle,
         Box::new(|_, _| Ok(reply(vec![("read", json!({"what": "budget"}))], 0.1))),
     );
-    assert_eq!(r.outcome.end, "limit_tool_calls");
+    assert_eq!(r.outcome.end, EndCode::LimitToolCalls);
     assert_eq!(r.end().score.tool_calls, 5, "the refused call is not counted");
     // limit_sim_time.
     let r = run_with("sim", json!({"limits": {"sim_s": 20}}), Mode::Text, Profile::Vehicle, driver());
-    assert_eq!(r.outcome.end, "limit_sim_time");
+    assert_eq!(r.outcome.end, EndCode::LimitSimTime);
     assert!((r.outcome.t_s - 20.0).abs() < 0.06);
     // limit_wall_time: a wall budget shorter than one step of pacing.
     let mut extra = json!({"limits": {"wall_s": 0.01}});
@@ -263,7 +263,7 @@ fn every_limit_ends_the_run_with_its_code() {
             Ok(reply(vec![("dispatch", json!({"skill": "wait", "arguments": {"seconds": 100}}))], 0.1))
         }),
     );
-    assert_eq!(r.outcome.end, "limit_wall_time");
+    assert_eq!(r.outcome.end, EndCode::LimitWallTime);
     // budget: tokens.
     let r = run_with(
         "tokens",
@@ -276,7 +276,7 @@ fn every_limit_ends_the_run_with_its_code() {
             Ok(rep)
         }),
     );
-    assert_eq!(r.outcome.end, "budget");
+    assert_eq!(r.outcome.end, EndCode::Budget);
     assert_eq!(
         r.end().score.tokens,
         60,
@@ -294,7 +294,7 @@ fn every_limit_ends_the_run_with_its_code() {
             Ok(rep)
         }),
     );
-    assert_eq!(r.outcome.end, "budget");
+    assert_eq!(r.outcome.end, EndCode::Budget);
     // limit_stalled: a vehicle that waits.
     let r = run_with(
         "stall",
@@ -309,7 +309,7 @@ fn every_limit_ends_the_run_with_its_code() {
             })
         }),
     );
-    assert_eq!(r.outcome.end, "limit_stalled");
+    assert_eq!(r.outcome.end, EndCode::LimitStalled);
     assert!((r.outcome.t_s - 60.0).abs() < 0.1, "stalled at {}", r.outcome.t_s);
 }
 
@@ -376,7 +376,7 @@ fn tool_calls_per_wake_and_reminders() {
         }),
     );
     assert_eq!(r.end().score.reminders, 3);
-    assert_eq!(r.outcome.end, "done");
+    assert_eq!(r.outcome.end, EndCode::Done);
 }
 
 #[test]

@@ -12,9 +12,10 @@ use std::path::Path;
 use acres_harness::planner::Block;
 use acres_harness::planning::costs::CostTable;
 use acres_harness::run::state::RunState;
-use acres_harness::runlog::rows::{Mode, Profile, Row};
+use acres_harness::runlog::rows::{EndCode, Mode, Profile, Row};
 use acres_harness::runlog::writer::RunWriter;
 use acres_harness::scenario;
+use acres_harness::tools::call::ReadWhat;
 use acres_harness::tools::exec::read;
 use acres_harness::world::CoreWorld;
 
@@ -110,7 +111,7 @@ fn truth_is_guarded_in_the_vehicle_profile_and_readable_in_the_simulator_profile
         let writer = RunWriter::recreate(&out, name).unwrap();
         let world = Box::new(CoreWorld::new(&sc, 1));
         let mut st = RunState::new(&sc, Mode::Text, profile, world, table.clone(), writer, false);
-        let outcome = read(&mut st, "objects");
+        let outcome = read(&mut st, ReadWhat::Objects);
         if profile == Profile::Vehicle {
             assert!(outcome.is_error);
             assert!(outcome.result["error"]
@@ -118,12 +119,12 @@ fn truth_is_guarded_in_the_vehicle_profile_and_readable_in_the_simulator_profile
                 .unwrap()
                 .starts_with("TruthRead: the object list is simulator truth"));
             assert_eq!(st.truth_read.as_ref().map(|t| t.what.as_str()), Some("the object list"));
-            let fuel = read(&mut st, "vehicle");
+            let fuel = read(&mut st, ReadWhat::Vehicle);
             assert!(fuel.result.get("fuel_mj").is_none(), "no fuel energy in the vehicle profile");
         } else {
             assert!(!outcome.is_error && outcome.result["objects"].is_array());
             assert!(st.truth_read.is_none());
-            assert!(read(&mut st, "vehicle").result["fuel_mj"].is_number());
+            assert!(read(&mut st, ReadWhat::Vehicle).result["fuel_mj"].is_number());
         }
     }
     let _ = std::fs::remove_dir_all(&out);
@@ -140,7 +141,7 @@ fn truth_is_guarded_in_the_vehicle_profile_and_readable_in_the_simulator_profile
             })
         }),
     );
-    assert_ne!(r.outcome.end, "truth_read");
+    assert_ne!(r.outcome.end, EndCode::TruthRead);
     let tools = r.tools();
     assert!(tools[0].1["objects"].is_array());
     assert!(tools[1].1["fuel_mj"].is_number(), "the simulator profile reads the fuel energy");

@@ -69,16 +69,16 @@ fn pose(t: f64) -> Row {
     })
 }
 
-fn score(success: bool, end: &str) -> Score {
+fn score(success: bool, end: EndCode) -> Score {
     Score {
         profile: Profile::Vehicle,
         success,
-        end: end.into(),
+        end,
         scouted: vec!["F53".into()],
         time_s: 1.8,
         charged_s: 0.9,
         fuel_mj: 1.25,
-        codes: [("succeeded".to_string(), 4), ("blocked".to_string(), 1)].into(),
+        codes: [(acres_vehicle::ResultCode::Succeeded, 4), (acres_vehicle::ResultCode::Blocked, 1)].into(),
         refused_plans: 0,
         wake_ups: 1,
         tool_calls: 1,
@@ -127,12 +127,15 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             description: "Check a plan.".into(),
             input_schema: json!({"type": "object"}),
         }],
-        limits: obj(json!({"wake_ups": 40, "tool_calls": 240})),
-        recovery: Map::new(),
+        limits: Limits::default(),
+        recovery: Recovery::default(),
         pace: 0.0,
     };
-    let (end, checks) =
-        if success { ("done", vec![("home", true)]) } else { ("limit_wake_ups", vec![("home", false)]) };
+    let (end, checks) = if success {
+        (EndCode::Done, vec![("home", true)])
+    } else {
+        (EndCode::LimitWakeUps, vec![("home", false)])
+    };
     let text_block = |text: &str| Block {
         kind: BlockKind::Text,
         text: Some(text.into()),
@@ -285,7 +288,7 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
         Row::End(EndRow {
             t: 1.8,
             wall: wall(1.8),
-            end: end.into(),
+            end,
             success,
             checks: checks.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             failed: checks.iter().filter(|(_, v)| !v).map(|(k, _)| k.to_string()).collect(),
@@ -573,7 +576,7 @@ fn score_table_has_every_column_and_a_row_per_run() {
     });
     let scores = load_scores(&tmp.0);
     assert_eq!(scores.len(), 3);
-    assert_eq!(scores[2].score.end, "incomplete");
+    assert_eq!(scores[2].score.end, EndCode::Incomplete);
     assert_eq!(scores[2].score.wake_ups, 1);
     assert_eq!(scores[2].score.tokens, 1500);
     let table = format_table(&scores);

@@ -11,8 +11,8 @@ use super::{maps_dir, Failure};
 use crate::planner::replay::{Recorded, ReplayClient};
 use crate::planner::{CallEvent, ModelError, Reply};
 use crate::run::{run_scenario, Planner, RunOptions};
-use crate::runlog::rows::{Mode, Row};
-use crate::scenario::{self, RecoveryMode};
+use crate::runlog::rows::{EndCode, Mode, Row};
+use crate::scenario;
 
 /// Options of `replay`.
 #[derive(Debug, Clone, Args)]
@@ -94,14 +94,8 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
     let sc_file = PathBuf::from(&run_row.scenario_file);
     let sc = scenario::load(&sc_file, &maps_dir(std::slice::from_ref(&sc_file)))
         .map_err(|e| Failure::input(e.to_string()))?;
-    let recovery_mode = match run_row.recovery.get("mode").and_then(|v| v.as_str()) {
-        Some("menu") => Some(RecoveryMode::Menu),
-        _ => Some(RecoveryMode::Off),
-    };
-    let mut recovery_options = Vec::new();
-    if let Some(h) = run_row.recovery.get("hold_s").and_then(|v| v.as_f64()) {
-        recovery_options.push(("hold_s".to_string(), h.to_string()));
-    }
+    let recovery_mode = Some(run_row.recovery.mode);
+    let recovery_options = vec![("hold_s".to_string(), run_row.recovery.hold_s.to_string())];
     let out =
         a.out.unwrap_or_else(|| std::env::temp_dir().join(format!("acres-replay-{}", std::process::id())));
     let opts = RunOptions {
@@ -116,9 +110,9 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         model: run_row.model.clone(),
         model_file: run_row.model_file.clone(),
         // The recorded limits: the model file's call limits as they were applied.
-        call_s: run_row.limits.get("call_s").and_then(|v| v.as_f64()),
-        wake_s: run_row.limits.get("wake_s").and_then(|v| v.as_f64()),
-        calls_per_run: (end.end == "limit_model_calls").then_some(n_calls),
+        call_s: Some(run_row.limits.call_s),
+        wake_s: Some(run_row.limits.wake_s),
+        calls_per_run: (end.end == EndCode::LimitModelCalls).then_some(n_calls),
         secret_vars: Vec::new(),
         record: true,
         link: None,
@@ -129,7 +123,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         sc.condition.as_str(),
     )
     .map_err(|e| Failure::input(e.to_string()))?;
-    let client = ReplayClient::new(&run_row.model, recorded).budget_at_end(end.end == "budget");
+    let client = ReplayClient::new(&run_row.model, recorded).budget_at_end(end.end == EndCode::Budget);
     let planner = if run_row.mode == Mode::Classical { Planner::Classical } else { Planner::Model(&client) };
     let outcome = run_scenario(&sc, &opts, planner, table)?;
     println!(

@@ -331,7 +331,7 @@ fn summary(sc: &Scenario, r: Result<RunOutcome, anyhow::Error>) -> Summary {
     match r {
         Ok(o) => Summary {
             scenario: sc.id.clone(),
-            end: o.end,
+            end: o.end.to_string(),
             success: o.success,
             t_s: o.t_s,
             folder: o.folder.display().to_string(),

@@ -40,7 +40,7 @@ use acres_vehicle::{EventName, Reply, ResultCode, SkillEvent, SkillKind, SkillRe
 use link::{FromBridge, FromHarness};
 
 use crate::scenario::Scenario;
-use crate::world::{LinkStats, Truth, VehicleView, WorldPort};
+use crate::world::{LinkStats, LossCause, Truth, VehicleView, WorldPort};
 
 /// A step's sweep as the reader thread made it: its scan and its points (sensor frame).
 type SweepSeen = (Scan, Vec<[f32; 4]>);
@@ -150,7 +150,10 @@ impl LinkWorld {
             last_stats: Instant::now(),
         };
         if !w.step() && w.lost().is_some() {
-            return Err(AttachError::Handshake(format!("no first step: {}", w.lost().unwrap_or_default())));
+            return Err(AttachError::Handshake(format!(
+                "no first step: {}",
+                w.lost().map(|c| c.to_string()).unwrap_or_default()
+            )));
         }
         Ok(w)
     }
@@ -176,7 +179,7 @@ impl LinkWorld {
             Ok(_) => {}
             Err(RecvTimeoutError::Timeout) => return false,
             Err(RecvTimeoutError::Disconnected) => {
-                self.session.shared.lose("the socket closed".into());
+                self.session.shared.lose(LossCause::SocketClosed);
                 return false;
             }
         }
@@ -307,7 +310,7 @@ impl WorldPort for LinkWorld {
         };
         let Some(r) = reply else {
             if self.lost().is_none() {
-                self.session.shared.lose(format!("no reply to a skill request in {REPLY_TIMEOUT_S} s"));
+                self.session.shared.lose(LossCause::NoReply { timeout_s: REPLY_TIMEOUT_S });
             }
             return refused("the link was lost before the skill server answered".into());
         };
@@ -380,7 +383,7 @@ impl WorldPort for LinkWorld {
     fn digest(&self) -> String {
         format!("{:016x}", self.digest)
     }
-    fn lost(&self) -> Option<String> {
+    fn lost(&self) -> Option<LossCause> {
         self.session.shared.lost()
     }
     fn link_stats(&mut self) -> Option<LinkStats> {

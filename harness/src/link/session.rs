@@ -18,6 +18,8 @@ use acres_link_protocol as link;
 use acres_vehicle::scan::Scan;
 use link::{FromBridge, FromHarness};
 
+use crate::world::LossCause;
+
 /// How often a ping goes (with a beat, one outstanding at a time), s: a link that stops
 /// answering is found between `PONG_TIMEOUT_S` and `PONG_TIMEOUT_S` + this.
 const PING_PERIOD_S: f64 = 0.2;
@@ -42,7 +44,7 @@ pub struct Shared {
     writer: Mutex<TcpStream>,
     /// Counts.
     pub counts: Counts,
-    lost: Mutex<Option<String>>,
+    lost: Mutex<Option<LossCause>>,
     stop: AtomicBool,
     last_step: Mutex<Instant>,
     ping: Mutex<Option<(u64, Instant)>>,
@@ -58,12 +60,12 @@ impl Shared {
         self.counts.sent.fetch_add(1, Ordering::Relaxed);
         self.counts.bytes_sent.fetch_add(line.len() as u64, Ordering::Relaxed);
         if !ok {
-            self.lose("the socket closed (write failed)".into());
+            self.lose(LossCause::WriteFailed);
         }
     }
 
     /// Marks the link lost (the first cause stays) and closes the socket.
-    pub fn lose(&self, cause: String) {
+    pub fn lose(&self, cause: LossCause) {
         let mut l = self.lost.lock().expect("lost lock");
         if l.is_none() {
             *l = Some(cause);
@@ -75,7 +77,7 @@ impl Shared {
     }
 
     /// Why the link was lost, if it was.
-    pub fn lost(&self) -> Option<String> {
+    pub fn lost(&self) -> Option<LossCause> {
         self.lost.lock().expect("lost lock").clone()
     }
 
@@ -247,7 +249,7 @@ fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>) {
         match r.read_line(&mut line) {
             Ok(0) | Err(_) => {
                 if !sh.stop.load(Ordering::Relaxed) {
-                    sh.lose("the socket closed".into());
+                    sh.lose(LossCause::SocketClosed);
                 }
                 return;
             }
@@ -314,13 +316,13 @@ fn keep(sh: &Shared, silent_s: f64) {
             let outstanding = *sh.ping.lock().expect("ping lock");
             if let Some((n, at)) = outstanding {
                 if at.elapsed().as_secs_f64() > link::PONG_TIMEOUT_S {
-                    sh.lose(format!("ping {n} got no pong in {} s", link::PONG_TIMEOUT_S));
+                    sh.lose(LossCause::NoPong { ping: n });
                     return;
                 }
             }
             let age = sh.step_age_s();
             if age > silent_s {
-                sh.lose(format!("no step for {silent_s} s"));
+                sh.lose(LossCause::Silent { silent_s });
                 return;
             }
             let now = Instant::now();

@@ -1,7 +1,7 @@
 //! One rosbag2-compatible MCAP file: profile `ros2`, one `ros2msg` schema per message type (the
 //! full text with dependencies from `acres_msgs`), channels with message encoding `cdr` and the
-//! `offered_qos_profiles` metadata, zstd chunks (without a CRC of their own; the data section's
-//! CRC covers them), a summary with Statistics.
+//! `offered_qos_profiles` metadata, zstd chunks (without CRCs: see [`CRCS`]), a summary with
+//! Statistics and its CRC.
 //!
 //! The file is written as `<name>.part` and renamed to `<name>` by [`Bag::finish`]. The bag
 //! closes its chunks itself and hands each closed chunk to the operating system at once, so a
@@ -49,6 +49,14 @@ pub const CHUNK_SIZE_BYTES: u64 = 4 * 1024 * 1024;
 /// 50 MB budget near real time (52.9 MB). With the clouds' rate following the scan, -5 gave no
 /// gain the benchmark could tell from its noise.
 pub const ZSTD_LEVEL: i32 = -3;
+
+/// Whether the chunks and DataEnd carry CRCs. The mcap crate computes the data section's CRC
+/// right only together with the chunk CRCs (each chunk's bytes before and after compression),
+/// which cost more of a recording's time than its budget has left; without them it writes a
+/// wrong data-section CRC, so both are off: 0 is the format's "not computed", which strict
+/// readers accept. The summary section's CRC is always written. `docs/run-folder.md` has the
+/// measurement.
+pub const CRCS: bool = false;
 
 /// The bytes a message record adds to its data in a chunk (opcode, length, header).
 const MESSAGE_RECORD_BYTES: u64 = 1 + 8 + 2 + 4 + 8 + 8 + 4;
@@ -171,10 +179,10 @@ impl Bag {
             // The level travels as u32 and is turned back into zstd's i32 (negative levels too).
             .compression_level(ZSTD_LEVEL as u32)
             .compression_threads(0)
-            // No CRC of each chunk's bytes before compression (MCAP's 0: not computed): it cost
-            // a recording about a tenth of its time; the data section's CRC, over the chunks as
-            // stored, is still written.
-            .calculate_chunk_crcs(false)
+            // See CRCS: the chunks' and the data section's CRCs go together (mcap 0.26 folds
+            // the chunks' stored bytes into the data section's CRC only with the chunk CRCs).
+            .calculate_chunk_crcs(CRCS)
+            .calculate_data_section_crc(CRCS)
             // The bag closes its chunks itself (see the module docs).
             .chunk_size(None)
             .create(BufWriter::with_capacity(1 << 20, file))

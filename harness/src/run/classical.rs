@@ -234,7 +234,7 @@ impl Classical {
     fn dispatch(&mut self, st: &mut RunState, req: SkillRequest) {
         let r = st.world.request(&req);
         if !r.accepted {
-            *st.codes.entry("rejected".into()).or_default() += 1;
+            *st.codes.entry(acres_vehicle::ResultCode::Rejected).or_default() += 1;
             log_rule(
                 st,
                 &format!(

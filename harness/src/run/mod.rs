@@ -31,13 +31,13 @@ use acres_farm::geom::Vec2;
 
 use crate::knowledge::Cell;
 use crate::planner::Client;
-use crate::runlog::rows::{Identity, Mode, Profile, Row, RunRow, ToolDef, WakeReason, World};
+use crate::runlog::rows::{EndCode, Identity, Mode, Profile, Row, RunRow, ToolDef, World};
 use crate::runlog::writer::RunWriter;
 use crate::scenario::{Limits, Recovery, RecoveryMode, Scenario, When};
 use crate::world::{CoreWorld, WorldPort};
 
 use self::state::{wall_now, RunState};
-use self::wake::Wake;
+use self::wake::{StartWake, Wake, WakeDetail};
 
 /// The harness version written in run rows.
 pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -129,7 +129,7 @@ pub struct RunOutcome {
     /// The run folder.
     pub folder: PathBuf,
     /// The end code.
-    pub end: String,
+    pub end: EndCode,
     /// All success checks held.
     pub success: bool,
     /// The world digest.
@@ -231,7 +231,7 @@ pub fn run_scenario(
     }
     let (end, success, digest, t_s) = lp.finish();
     lp.st.finish_recording();
-    lp.st.world.end(&end);
+    lp.st.world.end(end.as_str());
     Ok(RunOutcome { folder, end, success, digest, t_s })
 }
 
@@ -269,8 +269,8 @@ fn run_row(
         },
         system: system.into(),
         tools: tools.to_vec(),
-        limits: to_map(serde_json::to_value(limits).unwrap_or(json!({}))),
-        recovery: to_map(serde_json::to_value(recovery).unwrap_or(json!({}))),
+        limits: limits.clone(),
+        recovery: recovery.clone(),
         pace: opts.pace,
     }
 }
@@ -285,7 +285,7 @@ pub(crate) struct Loop<'a> {
     pub(crate) session: Option<Box<dyn crate::planner::Session>>,
     pub(crate) classical: Option<classical::Classical>,
     pub(crate) wakes: VecDeque<Wake>,
-    pub(crate) end: Option<String>,
+    pub(crate) end: Option<EndCode>,
     pub(crate) next_pose_n: u64,
     pub(crate) requests: Vec<(When, String, bool)>,
     pub(crate) reported_cells: BTreeSet<Cell>,
@@ -332,7 +332,7 @@ impl<'a> Loop<'a> {
             tools,
             session,
             classical,
-            wakes: VecDeque::from([Wake::new(WakeReason::Start, json!({}))]),
+            wakes: VecDeque::new(),
             end: None,
             next_pose_n: 0,
             requests,
@@ -353,12 +353,13 @@ impl<'a> Loop<'a> {
 
     fn run(&mut self) {
         self.log_pose();
-        if let Some(w) = self.wakes.front_mut() {
-            w.detail["instruction"] = json!(self.st.sc.instruction);
-            w.detail["fields"] = json!(self.st.sc.fields);
-            w.detail["deadline_s"] = json!(self.st.sc.deadline_s);
-            w.detail["fuel_limit_mj"] = json!(self.st.sc.fuel_limit_mj);
-        }
+        let sc = self.st.sc;
+        self.wakes.push_front(Wake::new(WakeDetail::Start(StartWake {
+            instruction: sc.instruction.clone(),
+            fields: sc.fields.clone(),
+            deadline_s: sc.deadline_s,
+            fuel_limit_mj: sc.fuel_limit_mj,
+        })));
         while self.end.is_none() {
             if let Some(w) = self.wakes.pop_front() {
                 self.wake(w);
@@ -366,7 +367,7 @@ impl<'a> Loop<'a> {
             }
             self.classical_act();
             if self.idle() {
-                self.end = Some("done".into());
+                self.end = Some(EndCode::Done);
                 break;
             }
             self.step();
@@ -386,7 +387,7 @@ impl<'a> Loop<'a> {
             repairs: e.repairs,
         }));
         self.st.counters.model_errors += 1;
-        self.end = Some("model_error".into());
+        self.end = Some(EndCode::ModelError);
     }
 
     /// Nothing runs, no timer, no scenario event waits.

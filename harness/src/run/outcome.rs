@@ -4,15 +4,15 @@ use std::collections::BTreeMap;
 
 use super::state::wall_now;
 use super::Loop;
-use crate::runlog::rows::{EndRow, ReasoningLogged, Row, Score, Usage};
+use crate::runlog::rows::{EndCode, EndRow, ReasoningLogged, Row, Score, Usage};
 
 /// A vehicle within this distance of home, standing, is at home, m.
 pub const HOME_TOLERANCE_M: f64 = 10.0;
 
 impl Loop<'_> {
     /// Evaluates the checks, writes the end row; returns `(end, success, digest, t)`.
-    pub(crate) fn finish(&mut self) -> (String, bool, String, f64) {
-        let end = self.end.clone().unwrap_or_else(|| "error".into());
+    pub(crate) fn finish(&mut self) -> (EndCode, bool, String, f64) {
+        let end = self.end.unwrap_or(EndCode::Error);
         let t = self.st.t();
         let sc = self.st.sc;
         let deadline = sc.deadline_s.unwrap_or(f64::INFINITY);
@@ -75,14 +75,14 @@ impl Loop<'_> {
             checks.insert("no_collision".to_string(), contact_steps == 0);
         }
         let failed: Vec<String> = checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k.clone()).collect();
-        let ended_well = end == "done";
+        let ended_well = end == EndCode::Done;
         let success = ended_well && failed.is_empty();
         let c = &self.st.counters;
         let reasoning = reasoning_logged(c.reasoning_replies, c.hidden_reasoning_replies);
         let score = Score {
             profile: self.opts.profile,
             success,
-            end: end.clone(),
+            end,
             scouted: all_scouted,
             time_s: round(t, 3),
             charged_s: round(c.charged_s, 3),
@@ -111,7 +111,7 @@ impl Loop<'_> {
         self.st.log(Row::End(EndRow {
             t,
             wall: wall_now(),
-            end: end.clone(),
+            end,
             success,
             checks,
             failed,

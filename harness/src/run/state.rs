@@ -36,8 +36,8 @@ pub struct AcceptedPlan {
     pub return_home: bool,
     /// Index of the next visit.
     pub next: usize,
-    /// The legs' paths, for pictures and warnings: `(leg key, path)`.
-    pub legs: Vec<(String, Vec<Vec2>)>,
+    /// The legs' paths, for pictures and warnings: `(leg, path)`.
+    pub legs: Vec<(Leg, Vec<Vec2>)>,
 }
 
 impl AcceptedPlan {
@@ -66,11 +66,15 @@ pub struct Frame {
     pub m_per_px: f64,
 }
 
+/// The start of a planned leg that begins off the cost table (the vehicle's position): its key is
+/// `goto:here>F53`.
+pub const HERE: &str = "here";
+
 /// The estimated cost of one leg of a plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LegEstimate {
-    /// `goto:H>F53`, ... (`goto:here>F53` from a place off the table).
-    pub key: String,
+    /// The leg (`goto` from `here` when it starts off the table); its key is `goto:H>F53`, ...
+    pub leg: Leg,
     /// Planned time (table × 1.6), s.
     pub planned_time_s: f64,
     /// Planned energy (table × 1.5), MJ.
@@ -165,7 +169,7 @@ pub struct RunState<'a> {
     /// Estimated fuel energy used (cost-table rates × driven distance), MJ.
     pub energy_estimate_mj: f64,
     /// Result codes of the skills: code → count.
-    pub codes: BTreeMap<String, u64>,
+    pub codes: BTreeMap<acres_vehicle::ResultCode, u64>,
     /// The wake-up in progress.
     pub wake: u64,
     /// A place of interest (the last blocked place), for `look around site`.
@@ -336,7 +340,7 @@ impl<'a> RunState<'a> {
             let path = self.graph.route_from_point(here, &node).ok_or("no route from here")?;
             let (t_per_m, e_per_m) = self.rates.0;
             out.push(LegEstimate {
-                key: format!("goto:here>{target}"),
+                leg: Leg::goto(HERE, &target),
                 planned_time_s: path.length_m() * t_per_m * PLANNED_TIME_FACTOR,
                 planned_energy_mj: path.length_m() * e_per_m * PLANNED_ENERGY_FACTOR,
                 path: path.points,
@@ -346,7 +350,7 @@ impl<'a> RunState<'a> {
             let c = self.table.leg(&leg).map_err(|e| e.to_string())?;
             let path = leg_path(map, &self.graph, &leg).map(|p| p.points).unwrap_or_default();
             out.push(LegEstimate {
-                key: leg.key(),
+                leg,
                 planned_time_s: c.time_s * PLANNED_TIME_FACTOR,
                 planned_energy_mj: c.energy_mj * PLANNED_ENERGY_FACTOR,
                 path,

@@ -1,14 +1,19 @@
 //! One control step of the loop: the world advances, and what happened becomes rows and wake-ups.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use acres_vehicle::{EventDetail, EventName, ResultCode};
 
-use super::wake::Wake;
+use super::wake::{
+    EventView, ModelErrorWake, ObjectWake, PeriodWake, PlanCell, RequestWake, ReturnsWake, StuckWake,
+    TimerAtWake, Wake, WakeDetail,
+};
 use super::Loop;
 use crate::knowledge::cell_center;
 use crate::run::state::wall_now;
-use crate::runlog::rows::{EventRow, PoseRow, Profile, RequestRow, ReturnsOnRouteRow, Row, WakeReason};
+use crate::runlog::rows::{
+    EndCode, EventRow, PoseRow, Profile, RequestRow, ReturnsOnRouteRow, Row, WakeReason,
+};
 use crate::scenario::{RecoveryMode, When};
 
 /// The reach of the sensors for `object_seen`, m.
@@ -65,24 +70,23 @@ impl Loop<'_> {
         if let Some(at) = self.st.timer_s {
             if t + 1e-9 >= at {
                 self.st.timer_s = None;
-                self.wakes.push_back(Wake::new(WakeReason::Timer, json!({"timer_at_s": at})));
+                self.wakes.push_back(Wake::new(WakeDetail::TimerAt(TimerAtWake { timer_at_s: at })));
             }
         }
         if let Some(at) = self.next_periodic_s {
             if t + 1e-9 >= at {
                 self.next_periodic_s = self.limits.wake_every_s.map(|p| at + p);
-                self.wakes
-                    .push_back(Wake::new(WakeReason::Timer, json!({"period_s": self.limits.wake_every_s})));
+                self.wakes.push_back(Wake::new(WakeDetail::Period(PeriodWake {
+                    period_s: self.limits.wake_every_s,
+                })));
             }
         }
         if let Some(at) = self.model_error_at {
             if t + 1e-9 >= at {
                 self.model_error_at = None;
                 if self.st.world.status_ref().skill.is_none() {
-                    self.wakes.push_back(Wake::new(
-                        WakeReason::ModelError,
-                        json!({"model_errors": self.st.counters.model_errors}),
-                    ));
+                    let model_errors = self.st.counters.model_errors;
+                    self.wakes.push_back(Wake::new(WakeDetail::ModelError(ModelErrorWake { model_errors })));
                 }
             }
         }
@@ -114,13 +118,17 @@ impl Loop<'_> {
     }
 
     /// The link is lost: a `link_lost` row, and the run ends `link_lost`.
-    pub(crate) fn on_link_lost(&mut self, cause: String) {
+    pub(crate) fn on_link_lost(&mut self, cause: crate::world::LossCause) {
         if self.end.is_some() {
             return;
         }
         let t = self.st.t();
-        self.st.log(Row::LinkLost(crate::runlog::rows::LinkLostRow { t, wall: wall_now(), cause }));
-        self.end = Some("link_lost".into());
+        self.st.log(Row::LinkLost(crate::runlog::rows::LinkLostRow {
+            t,
+            wall: wall_now(),
+            cause: cause.to_string(),
+        }));
+        self.end = Some(EndCode::LinkLost);
     }
 
     /// Writes the pose row due now.
@@ -164,31 +172,27 @@ impl Loop<'_> {
             cause: e.cause.clone(),
             detail: detail.clone(),
         }));
-        let mut compact = json!({"t_s": (e.t_s * 10.0).round() / 10.0, "name": e.name, "id": e.id});
-        if let Some(s) = e.skill {
-            compact["skill"] = json!(s.as_str());
-        }
-        if let Some(c) = e.code {
-            compact["code"] = json!(c.as_str());
-        }
-        if let Some(c) = &e.cause {
-            compact["cause"] = json!(c);
-        }
-        for (k, v) in &detail {
-            compact[k] = v.clone();
-        }
-        self.st.remember_event(compact.clone());
+        let view = EventView {
+            t_s: (e.t_s * 10.0).round() / 10.0,
+            name: e.name,
+            id: e.id,
+            skill: e.skill.map(|s| s.as_str()),
+            code: e.code.map(|c| c.as_str()),
+            cause: e.cause.clone(),
+            detail,
+        };
+        self.st.remember_event(serde_json::to_value(&view).expect("an event view is plain data"));
         match (e.name, &e.detail) {
             (EventName::SkillEnded, _) => {
                 let code = e.code.unwrap_or(ResultCode::Failed);
-                *self.st.codes.entry(code.as_str().to_string()).or_default() += 1;
+                *self.st.codes.entry(code).or_default() += 1;
                 if code == ResultCode::Blocked {
                     self.blocked_count += 1;
                 }
                 if let Some(c) = self.classical.as_mut() {
                     c.on_skill_ended(&e);
                 } else {
-                    self.wakes.push_back(Wake::new(WakeReason::SkillEnded, compact));
+                    self.wakes.push_back(Wake::new(WakeDetail::SkillEnded(view)));
                 }
             }
             (EventName::FieldScouted, EventDetail::Scouted { field: f }) => {
@@ -232,26 +236,26 @@ impl Loop<'_> {
         }
         // Places with objects on the route ahead (or the interrupted one) or on the plan's legs.
         let route = self.st.world.route_ahead();
-        let mut on_route: Vec<Value> = Vec::new();
+        let mut on_route: Vec<[f64; 2]> = Vec::new();
         let mut new_cells = Vec::new();
         for c in self.st.knowledge.on_route(&route) {
             if !self.reported_cells.contains(&c) {
                 new_cells.push(c);
             }
             let p = cell_center(c);
-            on_route.push(json!([p.x, p.y]));
+            on_route.push([p.x, p.y]);
         }
-        let mut on_plan: Vec<Value> = Vec::new();
+        let mut on_plan: Vec<PlanCell> = Vec::new();
         let mut plan_leg = None;
         if let Some(p) = &self.st.plan {
             for (key, l) in p.legs.iter().skip(crate::tools::exec::plan_leg_index(p)) {
                 for c in self.st.knowledge.on_route(l) {
                     if !self.reported_cells.contains(&c) && !new_cells.contains(&c) {
                         new_cells.push(c);
-                        plan_leg.get_or_insert(key.clone());
+                        plan_leg.get_or_insert_with(|| key.key());
                     }
                     let pc = cell_center(c);
-                    on_plan.push(json!({"leg": key, "x": pc.x, "y": pc.y}));
+                    on_plan.push(PlanCell { leg: key.key(), x: pc.x, y: pc.y });
                 }
             }
         }
@@ -262,10 +266,14 @@ impl Loop<'_> {
                     let d = pose.pos().dist(pos);
                     if d <= SENSOR_REACH_M && self.seen_objects.insert(*id) {
                         let on = crate::knowledge::near_polyline(pose.pos(), &route, 3.0);
-                        self.wakes.push_back(Wake::new(
-                            WakeReason::ObjectSeen,
-                            json!({"id": id, "kind": kind.as_str(), "x": pose.x, "y": pose.y, "distance_m": (d * 10.0).round() / 10.0, "on_route": on}),
-                        ));
+                        self.wakes.push_back(Wake::new(WakeDetail::ObjectSeen(ObjectWake {
+                            id: *id,
+                            kind: kind.as_str(),
+                            x: pose.x,
+                            y: pose.y,
+                            distance_m: (d * 10.0).round() / 10.0,
+                            near_route: on,
+                        })));
                     }
                 }
             }
@@ -301,10 +309,12 @@ impl Loop<'_> {
         if self.wakes.iter().any(|w| w.reason == WakeReason::ReturnsOnRoute) {
             return;
         }
-        self.wakes.push_back(Wake::new(
-            WakeReason::ReturnsOnRoute,
-            json!({"on_route": on_route, "on_plan": on_plan, "leg": leg, "new_cells": cells}),
-        ));
+        self.wakes.push_back(Wake::new(WakeDetail::ReturnsOnRoute(ReturnsWake {
+            on_route_cells: on_route,
+            on_plan,
+            leg,
+            new_cells: cells,
+        })));
     }
 
     fn due_requests(&mut self, t: f64) {
@@ -331,7 +341,7 @@ impl Loop<'_> {
             if let Some(c) = self.classical.as_mut() {
                 c.on_request(&text);
             } else {
-                self.wakes.push_back(Wake::new(WakeReason::Request, json!({"text": text})));
+                self.wakes.push_back(Wake::new(WakeDetail::Request(RequestWake { text })));
             }
         }
     }
@@ -352,22 +362,22 @@ impl Loop<'_> {
         }
         self.st.counters.stuck_wake_ups += 1;
         let st = self.st.world.status();
-        self.wakes.push_back(Wake::new(
-            WakeReason::Stuck,
-            json!({
-                "held_s": (t - since).round(), "skill": st.skill.map(|s| s.as_str()), "target": st.target,
-                "ahead_m": finite(self.st.world.ahead_m()),
-                "options": crate::run::classical::RECOVERY_OPTIONS,
-                "stuck_wake_ups_left": u64::from(self.limits.stuck_wake_ups) - self.st.counters.stuck_wake_ups,
-            }),
-        ));
+        let ahead_m = self.st.world.ahead_m();
+        self.wakes.push_back(Wake::new(WakeDetail::Stuck(StuckWake {
+            held_s: (t - since).round(),
+            skill: st.skill.map(|s| s.as_str()),
+            target: st.target,
+            ahead_m: ahead_m.is_finite().then(|| (ahead_m * 10.0).round() / 10.0),
+            options: crate::run::classical::RECOVERY_OPTIONS,
+            stuck_wake_ups_left: u64::from(self.limits.stuck_wake_ups) - self.st.counters.stuck_wake_ups,
+        })));
     }
 
     fn check_limits(&mut self, t: f64, odom_m: f64) {
         if t >= self.limits.sim_s {
-            self.end = Some("limit_sim_time".into());
+            self.end = Some(EndCode::LimitSimTime);
         } else if self.wall0.elapsed().as_secs_f64() >= self.limits.wall_s {
-            self.end = Some("limit_wall_time".into());
+            self.end = Some(EndCode::LimitWallTime);
         }
         if let Some(stall_s) = self.limits.stall_s {
             self.stall.push_back((t, odom_m));
@@ -376,17 +386,9 @@ impl Loop<'_> {
             }
             if let Some(&(t0, o0)) = self.stall.front() {
                 if t - t0 >= stall_s - 1e-9 && odom_m - o0 < STALL_MIN_M {
-                    self.end = Some("limit_stalled".into());
+                    self.end = Some(EndCode::LimitStalled);
                 }
             }
         }
-    }
-}
-
-fn finite(v: f64) -> Value {
-    if v.is_finite() {
-        json!((v * 10.0).round() / 10.0)
-    } else {
-        Value::Null
     }
 }

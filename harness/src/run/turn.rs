@@ -8,7 +8,7 @@ use super::Loop;
 use crate::planner::{Block, CallCtx, CallEvent, ModelError, Reply};
 use crate::run::state::wall_now;
 use crate::runlog::rows::{
-    Block as RowBlock, BlockKind, Mode, ModelErrorRow, ModelReplyRow, ModelRetryRow, ModelSendRow,
+    Block as RowBlock, BlockKind, EndCode, Mode, ModelErrorRow, ModelReplyRow, ModelRetryRow, ModelSendRow,
     ModelWaitRow, Repairs, Row, Stop, ToolRow, Usage, WakeRow,
 };
 
@@ -27,7 +27,7 @@ impl Loop<'_> {
             return;
         }
         if self.st.counters.wake_ups >= u64::from(self.limits.wake_ups) {
-            self.end = Some("limit_wake_ups".into());
+            self.end = Some(EndCode::LimitWakeUps);
             return;
         }
         self.st.counters.wake_ups += 1;
@@ -61,7 +61,7 @@ impl Loop<'_> {
                 return;
             }
             if let Some(end) = self.refused_before_call(&blocks) {
-                self.end = Some(end.into());
+                self.end = Some(end);
                 return;
             }
             let Some(result) = self.call(&blocks, w.time_s) else { return };
@@ -128,15 +128,15 @@ impl Loop<'_> {
     /// The end code when the next call may not be made: `limit_model_calls` at the model
     /// file's `calls_per_run`, `budget` when the call could pass a cap (its estimate: the
     /// history, the new blocks and a full reply).
-    fn refused_before_call(&self, blocks: &[Block]) -> Option<&'static str> {
+    fn refused_before_call(&self, blocks: &[Block]) -> Option<EndCode> {
         let session = self.session.as_deref()?;
         let c = &self.st.counters;
         if self.opts.calls_per_run.is_some_and(|n| c.model_calls >= n) {
-            return Some("limit_model_calls");
+            return Some(EndCode::LimitModelCalls);
         }
         let est = session.estimate(blocks);
         if c.tokens + total_tokens(&est) > self.limits.tokens || c.usd + session.usd(&est) > self.limits.usd {
-            return Some("budget");
+            return Some(EndCode::Budget);
         }
         None
     }
@@ -226,7 +226,7 @@ impl Loop<'_> {
         let mut images = Vec::new();
         for c in &reply.tool_calls {
             if self.st.counters.tool_calls >= u64::from(self.limits.tool_calls) {
-                self.end = Some("limit_tool_calls".into());
+                self.end = Some(EndCode::LimitToolCalls);
                 return None;
             }
             w.tool_calls += 1;
@@ -252,7 +252,7 @@ impl Loop<'_> {
                 error: out.is_error,
             }));
             if self.st.truth_read.is_some() {
-                self.end = Some("truth_read".into());
+                self.end = Some(EndCode::TruthRead);
                 return None;
             }
             results.push(Block::ToolResult {
@@ -303,7 +303,7 @@ impl Loop<'_> {
         self.st.counters.model_errors += 1;
         self.consecutive_errors += 1;
         if self.consecutive_errors >= self.limits.model_errors {
-            self.end = Some("model_error".into());
+            self.end = Some(EndCode::ModelError);
         } else if self.st.world.status_ref().skill.is_none() {
             self.model_error_at = Some(self.st.t() + MODEL_ERROR_WAKE_S);
         }

@@ -1,4 +1,5 @@
-//! The closed sets of words in run rows: modes, profiles, wake reasons, stops, views.
+//! The closed sets of words in run rows: modes, profiles, worlds, wake reasons, end codes, stops,
+//! views.
 //!
 //! Each is a serde enum written in snake_case; an unknown word fails the decode of its row.
 //! [`Mode`] and friends also have `as_str()` for tables and folder names.
@@ -97,6 +98,77 @@ words!(WakeReason {
     ModelError => "model_error",
 });
 
+/// How a run ended: the `end` of the end row and of its score.
+///
+/// Only [`EndCode::Done`] can be a success; every other code names the limit, the fault or the
+/// loss that ended the run. [`EndCode::Incomplete`] is never written by a run: it is the end of
+/// the score of a folder without an end row (a run going on, or killed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndCode {
+    /// The planner ended a turn while no skill ran, no timer was set and no scenario event waited.
+    Done,
+    /// `limits.wake_ups` wake-ups were used.
+    LimitWakeUps,
+    /// `limits.tool_calls` tool calls were used.
+    LimitToolCalls,
+    /// The mission time reached `limits.sim_s`.
+    LimitSimTime,
+    /// The wall time reached `limits.wall_s`.
+    LimitWallTime,
+    /// The vehicle drove less than 50 m in `limits.stall_s` of mission time.
+    LimitStalled,
+    /// The model file's `calls_per_run` requests were made.
+    LimitModelCalls,
+    /// The next model call could pass a budget cap.
+    Budget,
+    /// A tool read the simulator's truth in the vehicle profile.
+    TruthRead,
+    /// Model calls failed (after their tries) while nothing else could go on.
+    ModelError,
+    /// The link to the skill server was lost.
+    LinkLost,
+    /// The loop stopped without an end code (a defect of the harness).
+    #[default]
+    Error,
+    /// Not an end of a run: the score of a folder without an end row.
+    Incomplete,
+}
+words!(EndCode {
+    Done => "done",
+    LimitWakeUps => "limit_wake_ups",
+    LimitToolCalls => "limit_tool_calls",
+    LimitSimTime => "limit_sim_time",
+    LimitWallTime => "limit_wall_time",
+    LimitStalled => "limit_stalled",
+    LimitModelCalls => "limit_model_calls",
+    Budget => "budget",
+    TruthRead => "truth_read",
+    ModelError => "model_error",
+    LinkLost => "link_lost",
+    Error => "error",
+    Incomplete => "incomplete",
+});
+
+impl EndCode {
+    /// Every end code, in the order of the enum.
+    pub const ALL: [EndCode; 13] = [
+        EndCode::Done,
+        EndCode::LimitWakeUps,
+        EndCode::LimitToolCalls,
+        EndCode::LimitSimTime,
+        EndCode::LimitWallTime,
+        EndCode::LimitStalled,
+        EndCode::LimitModelCalls,
+        EndCode::Budget,
+        EndCode::TruthRead,
+        EndCode::ModelError,
+        EndCode::LinkLost,
+        EndCode::Error,
+        EndCode::Incomplete,
+    ];
+}
+
 /// The kind of one block sent to a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -177,6 +249,9 @@ mod tests {
         check(Stop::ToolUse.as_str(), serde_json::to_value(Stop::ToolUse).unwrap());
         check(PlanSource::PlanChecker.as_str(), serde_json::to_value(PlanSource::PlanChecker).unwrap());
         check(BlockKind::ToolResult.as_str(), serde_json::to_value(BlockKind::ToolResult).unwrap());
+        for code in EndCode::ALL {
+            check(code.as_str(), serde_json::to_value(code).unwrap());
+        }
         check(
             ReasoningLogged::NotOffered.as_str(),
             serde_json::to_value(ReasoningLogged::NotOffered).unwrap(),

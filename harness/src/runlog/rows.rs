@@ -23,9 +23,10 @@ pub use super::calls::{
     ToolCall, ToolRow, Usage,
 };
 pub use super::kinds::{
-    BlockKind, Mode, PlanSource, Profile, ReasoningLogged, Stop, View, WakeReason, World,
+    BlockKind, EndCode, Mode, PlanSource, Profile, ReasoningLogged, Stop, View, WakeReason, World,
 };
 pub use super::score::Score;
+pub use crate::scenario::{Limits, Recovery};
 
 /// Decodes a nullable field that must be present: `null` is `None`, a missing key is an error.
 pub(crate) fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
@@ -246,10 +247,10 @@ pub struct RunRow {
     pub system: String,
     /// The tool definitions of the planner.
     pub tools: Vec<ToolDef>,
-    /// Every run limit in force (defaults and scenario values).
-    pub limits: Map<String, Value>,
-    /// The recovery interface of the run (`{}` when off).
-    pub recovery: Map<String, Value>,
+    /// Every run limit in force (defaults, scenario values, the model file's call limits).
+    pub limits: Limits,
+    /// The recovery interface of the run (its mode and `hold_s`, also when off).
+    pub recovery: Recovery,
     /// Mission seconds for each wall second (0: no limit).
     pub pace: f64,
 }
@@ -463,7 +464,7 @@ pub struct EndRow {
     /// Wall time, UNIX seconds.
     pub wall: f64,
     /// The end code (`done`, `limit_wake_ups`, `budget`, `error`, ...).
-    pub end: String,
+    pub end: EndCode,
     /// Whether every check of the scenario holds.
     pub success: bool,
     /// Each check of the scenario and whether it holds.

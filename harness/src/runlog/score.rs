@@ -16,13 +16,12 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::kinds::{Mode, Profile, ReasoningLogged};
+use acres_vehicle::ResultCode;
+
+use super::kinds::{EndCode, Mode, Profile, ReasoningLogged};
 use super::rows::{Row, Usage};
 use super::validate::find_run_folders;
 use super::RUN_FILE;
-
-/// The end of a folder without an end row.
-pub const INCOMPLETE: &str = "incomplete";
 
 /// The score of one run, as written in the end row.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -33,7 +32,7 @@ pub struct Score {
     /// Whether every check of the scenario holds.
     pub success: bool,
     /// How the run ended (the end code).
-    pub end: String,
+    pub end: EndCode,
     /// The scouted fields in scout order.
     pub scouted: Vec<String>,
     /// The mission time at the end, s.
@@ -42,8 +41,8 @@ pub struct Score {
     pub charged_s: f64,
     /// The fuel energy of the simulator, MJ.
     pub fuel_mj: f64,
-    /// The result codes of the skills and their counts (`{"succeeded": 4, "blocked": 1}`).
-    pub codes: BTreeMap<String, u64>,
+    /// The result codes of the skills and their counts (`{"blocked": 1, "succeeded": 4}`).
+    pub codes: BTreeMap<ResultCode, u64>,
     /// Plans refused by the plan checker or the harness.
     pub refused_plans: u64,
     /// Wake-ups of the planner.
@@ -116,7 +115,7 @@ fn load_one(folder: &Path, name: String) -> Option<ScoreLine> {
     let text = String::from_utf8_lossy(&text);
     let mut rows = text.lines().filter_map(|line| Row::decode(line).ok());
     let Some(Row::Run(run)) = rows.next() else { return None };
-    let mut partial = Score { profile: run.profile, end: INCOMPLETE.into(), ..Score::default() };
+    let mut partial = Score { profile: run.profile, end: EndCode::Incomplete, ..Score::default() };
     let mut last = None;
     let (mut text_replies, mut hidden_replies) = (0, 0);
     for row in rows {
@@ -195,7 +194,7 @@ fn cells(line: &ScoreLine) -> [(String, bool); 23] {
     let codes = if s.codes.is_empty() {
         "-".to_string()
     } else {
-        s.codes.iter().map(|(code, n)| format!("{code}:{n}")).collect::<Vec<_>>().join(",")
+        s.codes.iter().map(|(code, n)| format!("{}:{n}", code.as_str())).collect::<Vec<_>>().join(",")
     };
     let text = |v: String| (v, false);
     let num = |v: String| (v, true);
@@ -205,7 +204,7 @@ fn cells(line: &ScoreLine) -> [(String, bool); 23] {
         text(line.model.clone()),
         text(line.profile.to_string()),
         text(if s.success { "yes" } else { "no" }.into()),
-        text(s.end.clone()),
+        text(s.end.to_string()),
         text(list(&s.scouted)),
         num(format!("{:.1}", s.time_s)),
         num(format!("{:.1}", s.charged_s)),

@@ -402,7 +402,7 @@ impl Checker {
         self.end_line = Some(n);
         self.no_open_call(n, "end");
         if end.score.end != end.end {
-            self.problem(n, format!("score.end {:?} differs from end {:?}", end.score.end, end.end));
+            self.problem(n, format!("score.end \"{}\" differs from end \"{}\"", end.score.end, end.end));
         }
         if end.score.success != end.success {
             self.problem(

@@ -3,13 +3,13 @@
 use serde_json::{json, Value};
 
 use crate::planning::plancheck::{self, CheckContext};
-use acres_vehicle::{SkillKind, SkillRequest};
+use acres_vehicle::SkillKind;
 
 use crate::knowledge::cell_center;
 use crate::picture::{self, Around, Region, View};
 use crate::run::state::{round, AcceptedPlan, Frame, RunState};
 use crate::runlog::rows::{Mode, NoteRow, PlanCheckRow, PlanSource, Profile, Row, ToolDef, View as RowView};
-use crate::tools::check_arguments;
+use crate::tools::call::{AroundArg, Call, DispatchArgs, LookArgs, LookView, PlanArgs, ReadWhat, RegionArg};
 
 /// The outcome of one tool call.
 #[derive(Debug, Clone)]
@@ -30,25 +30,27 @@ fn err(msg: impl Into<String>) -> ToolOutcome {
     ToolOutcome { result: json!({"error": msg.into()}), is_error: true, image: None }
 }
 
-/// Runs one tool call: checks the arguments against the schema, then acts.
+/// Runs one tool call: checks the arguments against the schema and types them, then acts.
 pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -> ToolOutcome {
-    if let Err(e) = check_arguments(tools, name, args) {
-        st.counters.schema_errors += 1;
-        return err(e);
-    }
-    match name {
-        "look" => look(st, args),
-        "read" => read(st, args["what"].as_str().unwrap_or_default()),
-        "plan" => plan(st, args),
-        "dispatch" => dispatch(st, args),
-        "note" => {
-            let text = args["text"].as_str().unwrap_or_default().to_string();
-            st.notes.push(text.clone());
+    let call = match Call::parse(tools, name, args) {
+        Ok(call) => call,
+        Err(e) => {
+            st.counters.schema_errors += 1;
+            return err(e);
+        }
+    };
+    match call {
+        Call::Look(a) => look(st, &a),
+        Call::Read(a) => read(st, a.what),
+        Call::Plan(a) => plan(st, &a),
+        Call::Dispatch(a) => dispatch(st, &a),
+        Call::Note(a) => {
+            st.notes.push(a.text.clone());
             let n = st.notes.len() as u64;
-            st.log(Row::Note(NoteRow { t: st.t(), wall: crate::run::state::wall_now(), n, text }));
+            st.log(Row::Note(NoteRow { t: st.t(), wall: crate::run::state::wall_now(), n, text: a.text }));
             ok(json!({"notes": n}))
         }
-        "ask_operator" => {
+        Call::AskOperator(_) => {
             st.counters.interventions += 1;
             let answer = st
                 .sc
@@ -57,17 +59,15 @@ pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -
                 .map_or("The operator does not answer.".to_string(), |o| o.answer.clone());
             ok(json!({"answer": answer, "interventions": st.counters.interventions}))
         }
-        _ => err(format!("unknown tool \"{name}\"")),
     }
 }
 
-fn look(st: &mut RunState, args: &Value) -> ToolOutcome {
-    let view = args["view"].as_str().unwrap_or("map");
-    let frame_arg = args.get("frame").and_then(Value::as_str);
-    if view == "compare" {
-        let (Some(a), Some(b)) = (frame_arg, args.get("other_frame").and_then(Value::as_str)) else {
+fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
+    if a.view == LookView::Compare {
+        let (Some(fa), Some(fb)) = (&a.frame, &a.other_frame) else {
             return err("compare needs frame and other_frame");
         };
+        let (a, b) = (fa.as_str(), fb.as_str());
         let find = |id: &str| st.frames.iter().find(|f| f.id == id).cloned();
         let (Some(fa), Some(fb)) = (find(a), find(b)) else {
             return err(format!("no frame {a} or {b}; the frames are f0001..f{:04}", st.frames.len()));
@@ -88,39 +88,37 @@ fn look(st: &mut RunState, args: &Value) -> ToolOutcome {
             Err(e) => err(e),
         };
     }
-    if let Some(id) = frame_arg {
-        if args.get("region").is_none() {
-            return match st.frames.iter().find(|f| f.id == id).cloned() {
+    if let Some(id) = &a.frame {
+        if a.region_given.is_none() {
+            return match st.frames.iter().find(|f| &f.id == id).cloned() {
                 Some(f) => with_image(frame_result(&f), f),
                 None => err(format!("no frame {id}; the frames are f0001..f{:04}", st.frames.len())),
             };
         }
     }
-    let pview = if view == "map" {
+    let pview = if a.view == LookView::Map {
         View::Map
     } else {
-        let r = args.get("region").cloned().unwrap_or(json!({"around": "vehicle"}));
-        let radius = r.get("radius_m").and_then(Value::as_f64);
-        let region = if let Some(f) = r.get("field").and_then(Value::as_str) {
-            Region::Field(f.to_string())
-        } else if let Some(a) = r.get("around").and_then(Value::as_str) {
-            let what = match a {
-                "home" => Around::Home,
-                "site" => Around::Site,
-                _ => Around::Vehicle,
+        let around_vehicle =
+            RegionArg { field: None, around: Some(AroundArg::Vehicle), x: None, y: None, radius_m: None };
+        let r = a.region.as_ref().unwrap_or(&around_vehicle);
+        let region = if let Some(f) = &r.field {
+            Region::Field(f.clone())
+        } else if let Some(around) = r.around {
+            let what = match around {
+                AroundArg::Home => Around::Home,
+                AroundArg::Site => Around::Site,
+                AroundArg::Vehicle => Around::Vehicle,
             };
-            Region::Around { what, radius_m: radius }
-        } else if let (Some(x), Some(y)) =
-            (r.get("x").and_then(Value::as_f64), r.get("y").and_then(Value::as_f64))
-        {
-            Region::Circle { x, y, radius_m: radius.unwrap_or(picture::DEFAULT_RADIUS_M) }
+            Region::Around { what, radius_m: r.radius_m }
+        } else if let (Some(x), Some(y)) = (r.x, r.y) {
+            Region::Circle { x, y, radius_m: r.radius_m.unwrap_or(picture::DEFAULT_RADIUS_M) }
         } else {
             return err("arguments.region: give field, around, or x and y (with radius_m)");
         };
         View::Zoom(region)
     };
-    let region = args.get("region").cloned();
-    match st.picture(pview, region) {
+    match st.picture(pview, a.region_given.clone()) {
         Ok(f) => with_image(frame_result(&f), f),
         Err(e) => err(e),
     }
@@ -143,10 +141,10 @@ fn finite(v: f32) -> Value {
 }
 
 /// The `read` tool.
-pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
+pub fn read(st: &mut RunState, what: ReadWhat) -> ToolOutcome {
     let t = st.t();
     match what {
-        "vehicle" => {
+        ReadWhat::Vehicle => {
             let v = st.world.vehicle();
             let mut r = json!({
                 "t_s": round(t, 1), "x": round(v.pose.x, 1), "y": round(v.pose.y, 1),
@@ -163,7 +161,7 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
             }
             ok(r)
         }
-        "mission" => {
+        ReadWhat::Mission => {
             let status = st.world.status();
             let cells_json = |cells: Vec<crate::knowledge::Cell>| -> Vec<Value> {
                 cells
@@ -179,7 +177,7 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
             if let Some(p) = &st.plan {
                 for (key, l) in p.legs.iter().skip(plan_leg_index(p)) {
                     for c in cells_json(st.knowledge.on_route(l)) {
-                        on_plan.push(json!({"leg": key, "x": c["x"], "y": c["y"]}));
+                        on_plan.push(json!({"leg": key.key(), "x": c["x"], "y": c["y"]}));
                     }
                 }
             }
@@ -196,7 +194,7 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
                 "removed": st.removed,
             }))
         }
-        "fields" => {
+        ReadWhat::Fields => {
             let status = st.world.status();
             let map = st.sc.map_data.clone();
             let mut list = Vec::new();
@@ -220,7 +218,7 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
             }
             ok(json!({"fields": list}))
         }
-        "budget" => {
+        ReadWhat::Budget => {
             let l = &st.sc.limits;
             let c = &st.counters;
             ok(json!({
@@ -233,9 +231,9 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
                 "charged_s": round(c.charged_s, 1), "tokens": c.tokens, "usd": round(c.usd, 4),
             }))
         }
-        "events" => ok(json!({"events": st.events})),
-        "notes" => ok(json!({"notes": st.notes})),
-        "scan" => {
+        ReadWhat::Events => ok(json!({"events": st.events})),
+        ReadWhat::Notes => ok(json!({"notes": st.notes})),
+        ReadWhat::Scan => {
             let Some(s) = st.world.scan().copied() else {
                 return ok(json!({"t_s": round(t, 1), "scan": null, "why": "no sweep yet"}));
             };
@@ -260,7 +258,7 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
                 "blocked_places": blocked,
             }))
         }
-        "objects" => match st.guarded_truth("the object list") {
+        ReadWhat::Objects => match st.guarded_truth("the object list") {
             Ok(truth) => ok(json!({"objects": truth.objects.iter().map(|(id, kind, pose)| {
                 let (l, w, h) = kind.dims_m();
                 json!({"id": id, "kind": kind.as_str(), "x": round(pose.x, 1), "y": round(pose.y, 1),
@@ -268,16 +266,12 @@ pub fn read(st: &mut RunState, what: &str) -> ToolOutcome {
             }).collect::<Vec<_>>()})),
             Err(e) => err(e.to_string()),
         },
-        other => err(format!("cannot read \"{other}\"")),
     }
 }
 
-fn plan(st: &mut RunState, args: &Value) -> ToolOutcome {
-    let visits: Vec<String> = args["visits"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
-        .unwrap_or_default();
-    let return_home = args.get("return_home").and_then(Value::as_bool).unwrap_or(true);
+fn plan(st: &mut RunState, a: &PlanArgs) -> ToolOutcome {
+    let visits = a.visits.clone();
+    let return_home = a.return_home.unwrap_or(true);
     let verdict = verdict(st, &visits, return_home);
     let accepted = verdict.get("accepted") == Some(&Value::Bool(true));
     if !accepted {
@@ -346,7 +340,7 @@ fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
         .iter()
         .map(|l| {
             let cells = st.knowledge.on_route(&l.path);
-            let mut v = json!({"leg": l.key, "planned_time_s": round(l.planned_time_s, 1), "planned_energy_mj": round(l.planned_energy_mj, 2)});
+            let mut v = json!({"leg": l.leg.key(), "planned_time_s": round(l.planned_time_s, 1), "planned_energy_mj": round(l.planned_energy_mj, 2)});
             if !cells.is_empty() {
                 let p = cell_center(cells[0]);
                 v["warning"] = json!(format!("LiDAR returns on this leg at ({:.0}, {:.0}): {} blocked place(s)", p.x, p.y, cells.len()));
@@ -404,24 +398,14 @@ fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
         visits: visits.to_vec(),
         return_home,
         next: 0,
-        legs: legs.into_iter().map(|l| (l.key, l.path)).collect(),
+        legs: legs.into_iter().map(|l| (l.leg, l.path)).collect(),
     });
     result
 }
 
-fn dispatch(st: &mut RunState, args: &Value) -> ToolOutcome {
-    let skill: SkillKind = match serde_json::from_value(args["skill"].clone()) {
-        Ok(s) => s,
-        Err(e) => return err(e.to_string()),
-    };
-    let a = args.get("arguments").cloned().unwrap_or(json!({}));
-    let req = SkillRequest {
-        skill: Some(skill),
-        place: a.get("place").and_then(Value::as_str).map(String::from),
-        field: a.get("field").and_then(Value::as_str).map(String::from),
-        seconds: a.get("seconds").and_then(Value::as_f64),
-        speed_cap_mps: a.get("speed_cap_mps").and_then(Value::as_f64),
-    };
+fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
+    let skill = a.skill;
+    let req = a.request();
     if st.mode == Mode::Checked && matches!(skill, SkillKind::Goto | SkillKind::Scout) {
         let target = req.field.clone().or_else(|| req.place.clone()).unwrap_or_default();
         if st.sc.map_data.fields.contains_key(&target) {
@@ -460,7 +444,7 @@ fn dispatch(st: &mut RunState, args: &Value) -> ToolOutcome {
     }
     let reply = st.world.request(&req);
     if let Some(c) = reply.code {
-        *st.codes.entry(c.as_str().to_string()).or_default() += 1;
+        *st.codes.entry(c).or_default() += 1;
     }
     let v = serde_json::to_value(&reply).unwrap_or(json!({}));
     let mut r = json!({});
@@ -478,8 +462,5 @@ fn dispatch(st: &mut RunState, args: &Value) -> ToolOutcome {
 /// The index of the first plan leg not yet driven: the legs of visits before `next` are done.
 pub fn plan_leg_index(p: &AcceptedPlan) -> usize {
     let done: Vec<&String> = p.visits[..p.next.min(p.visits.len())].iter().collect();
-    p.legs
-        .iter()
-        .position(|(k, _)| !done.iter().any(|v| k == &format!("scout:{v}") || k.ends_with(&format!(">{v}"))))
-        .unwrap_or(p.legs.len())
+    p.legs.iter().position(|(leg, _)| !done.iter().any(|v| leg.to == **v)).unwrap_or(p.legs.len())
 }

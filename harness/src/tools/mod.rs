@@ -10,8 +10,10 @@
 //! | `note` | text, visual, checked | `text` |
 //! | `ask_operator` | with `--operator` | `question` |
 //!
-//! Each result is one JSON object sent as text; `look` also returns a picture.
+//! A call is checked against its schema and typed once ([`call::Call::parse`]); each result is one
+//! JSON object sent as text; `look` also returns a picture.
 
+pub mod call;
 pub mod exec;
 pub mod schema;
 

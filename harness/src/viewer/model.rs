@@ -341,7 +341,7 @@ impl Timeline {
                 Row::Request(r) => tl.mark(r.t, "request", r.text.clone()),
                 Row::Note(n) => tl.mark(n.t, "note", n.text.clone()),
                 Row::LinkLost(l) => tl.mark(l.t, "link_lost", l.cause.clone()),
-                Row::End(e) => tl.mark(e.t, "end", e.end.clone()),
+                Row::End(e) => tl.mark(e.t, "end", e.end.to_string()),
                 _ => {}
             }
         }

@@ -57,19 +57,22 @@ impl SkillKind {
 }
 
 /// How a skill ended.
+///
+/// Declared in the order of the words, so that a map keyed by code (the score's `codes`) lists
+/// them in the order a map keyed by the words would.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultCode {
-    /// Did what was asked.
-    Succeeded,
     /// The shield held the vehicle for `blocked_s`.
     Blocked,
-    /// A stop ended it.
-    Stopped,
-    /// The request was refused; it never started.
-    Rejected,
     /// Left the route or made no progress.
     Failed,
+    /// The request was refused; it never started.
+    Rejected,
+    /// A stop ended it.
+    Stopped,
+    /// Did what was asked.
+    Succeeded,
 }
 
 impl ResultCode {
