@@ -19,12 +19,12 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use acres_harness::models::chat::{ChatSession, Wire};
-use acres_harness::models::config::ModelConfig;
-use acres_harness::models::stub::script::Script;
-use acres_harness::models::{anthropic::AnthropicWire, openai::OpenAiWire};
-use acres_harness::planner::{Block, CallCtx, Session};
-use acres_harness::runlog::rows::Mode;
+use acres_harness::planners::models::chat::{ChatSession, Wire};
+use acres_harness::planners::models::config::ModelConfig;
+use acres_harness::planners::models::stub::script::Script;
+use acres_harness::planners::models::{anthropic::AnthropicWire, openai::OpenAiWire};
+use acres_harness::planners::{Block, CallCtx, Session};
+use acres_harness::runfolder::rows::Mode;
 
 fn config(provider: &str, url: &str) -> ModelConfig {
     let base = if provider == "openai" { format!("{url}/v1") } else { url.to_string() };
@@ -38,8 +38,11 @@ const CALLS: usize = 40;
 const SESSIONS: usize = 8;
 
 fn overhead<W: Wire + 'static>(name: &str, cfg: ModelConfig, new_wire: impl Fn() -> W) {
-    let tools =
-        acres_harness::tools::tools_for(Mode::Visual, acres_harness::runlog::rows::Profile::Vehicle, false);
+    let tools = acres_harness::tools::tools_for(
+        Mode::Visual,
+        acres_harness::runfolder::rows::Profile::Vehicle,
+        false,
+    );
     let png = Arc::new(picture_png());
     let wake = Block::Text(format!(
         "Wake-up 1 (start) at t = 0.0 s.\n{}",
@@ -184,9 +187,13 @@ fn concurrent_scaling(root: &Path) {
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let stub = acres_harness::models::stub::start(Script::default(), None, 0).expect("the stub listens");
-    let tools =
-        acres_harness::tools::tools_for(Mode::Visual, acres_harness::runlog::rows::Profile::Vehicle, false);
+    let stub =
+        acres_harness::planners::models::stub::start(Script::default(), None, 0).expect("the stub listens");
+    let tools = acres_harness::tools::tools_for(
+        Mode::Visual,
+        acres_harness::runfolder::rows::Profile::Vehicle,
+        false,
+    );
     let sys = "You plan the missions of an agricultural vehicle.";
     overhead("openai", config("openai", &stub.url()), || OpenAiWire::new("stub-model", sys, &tools));
     overhead("anthropic", config("anthropic", &stub.url()), || AnthropicWire::new("stub-model", sys, &tools));

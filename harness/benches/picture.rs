@@ -10,7 +10,7 @@ use std::time::Instant;
 use acres_core::objects::ObjectKind;
 use acres_farm::geom::{Obb, Pose, Vec2};
 use acres_farm::Map;
-use acres_harness::picture::{self, Around, Region, Scene, View};
+use acres_harness::tools::picture::{self, Around, Region, Scene, View};
 
 /// A scene in the middle of a mission: F51 scouted, the vehicle on its way round F53.
 fn busy_scene(map: &Map, view: View) -> Scene<'_> {

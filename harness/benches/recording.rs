@@ -19,11 +19,11 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use acres_harness::planner::scripted::ScriptedClient;
-use acres_harness::planning::costs::CostTable;
-use acres_harness::recording::sink::{thread_cpu_ns, WRITER_CPU_NS};
-use acres_harness::recording::{EPISODE_FILE, INTERFACE_FILE};
+use acres_harness::planners::planning::costs::CostTable;
+use acres_harness::planners::scripted::ScriptedClient;
 use acres_harness::run::{run_scenario, Planner, RunOptions};
+use acres_harness::runfolder::recording::sink::{thread_cpu_ns, WRITER_CPU_NS};
+use acres_harness::runfolder::recording::{EPISODE_FILE, INTERFACE_FILE};
 use acres_harness::scenario::{self, Scenario};
 
 /// Runs of each kind (`ACRES_BENCH_RUNS` sets another number).

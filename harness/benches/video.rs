@@ -11,11 +11,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use acres_harness::video::draw::Drawer;
-use acres_harness::video::WorldChoice;
-use acres_harness::viewer::episode::Cache;
-use acres_harness::viewer::loaded::load;
-use acres_harness::viewer::source::WorldView;
+use acres_harness::review::episode::Cache;
+use acres_harness::review::loaded::load;
+use acres_harness::review::source::WorldView;
+use acres_harness::review::video::draw::Drawer;
+use acres_harness::review::video::WorldChoice;
 
 /// The shipped scenario with the longest mission (t1_05 ends near 1075 s).
 const LONGEST: &str = "scenarios/t1_05_instruction_with_an_order.json";

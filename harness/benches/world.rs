@@ -10,7 +10,7 @@ use acres_core::objects::{Object, ObjectKind};
 use acres_core::{ObjectAction, ObjectEvent, ObjectWhen, WorldConfig};
 use acres_farm::geom::Pose;
 use acres_farm::{Condition, Map};
-use acres_harness::sim::CoreSim;
+use acres_harness::world::sim::CoreSim;
 use acres_vehicle::{ServerOptions, SkillKind, SkillRequest};
 
 fn main() {

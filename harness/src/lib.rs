@@ -1,35 +1,36 @@
 //! The harness of acres: runs mission scenarios with a planner in the loop.
 //!
+//! The crate is arranged in rooms by layer; a room uses only the rooms before it in this list
+//! (`harness/tests/rooms.rs` checks the imports):
+//!
 //! - [`scenario`]: the scenario format `acres-harness-scenario-1` (the `acres_scenario` package).
-//! - [`sim`]: ACRES Core and the skill server in one deterministic loop; the cost-table learner.
-//! - [`planning`]: cost tables and plan costs, the plan checker, the classical mission planner.
-//! - [`world`]: the world of a run behind [`world::WorldPort`] (in-process ACRES Core).
-//! - [`link`]: the link world (`--world link`): the same port over the bridge's TCP socket.
-//! - [`knowledge`]: the knowledge store built from scans.
-//! - [`planner`]: the planner interface (model sessions), the scripted planner, replay.
-//! - [`tools`]: the planner's tools, their schemas and their execution.
+//! - [`runfolder`]: the run folder contract `acres-harness-run-1`: rows, the writer, validate,
+//!   score, and the episode recordings ([`runfolder::recording`]).
+//! - [`world`]: the world of a run behind [`world::WorldPort`]: the in-process ACRES Core
+//!   ([`world::sim`]), the link world ([`world::link`]), the knowledge store built from scans
+//!   ([`world::knowledge`]).
+//! - [`planners`]: the planner interface (model sessions), the scripted planner, replay, the
+//!   language models ([`planners::models`]), and what planners use: cost tables, the plan
+//!   checker, the classical mission planner ([`planners::planning`]).
+//! - [`tools`]: the planner's tools, their schemas, their execution, and the map pictures
+//!   ([`tools::picture`], PNG 640 × 692).
 //! - [`run`]: the planner loop, the classical rule set, success checks and the score.
-//! - [`picture`]: map pictures (PNG 640 × 692) for the planner and the run folder.
-//! - [`runlog`]: the run folder contract `acres-harness-run-1`: rows, the writer, validate, score.
-//! - [`viewer`]: the web viewer of run folders (a minimal HTTP server on 127.0.0.1).
-//! - [`video`]: MP4 videos of run folders (frames drawn in Rust, encoded by the system's ffmpeg).
-//! - [`cli`]: the commands of the `acres-harness` binary.
+//! - [`review`]: the review of a run folder: the web viewer and the MP4 video, and what they share.
+//! - [`cli`]: the faces: the commands of the `acres-harness` binary.
+//!
+//! Below every room: [`clock`] (the wall clock) and [`HARNESS_VERSION`].
 
 pub mod cli;
-pub mod knowledge;
-pub mod link;
-pub mod models;
-pub mod picture;
-pub mod planner;
-pub mod planning;
-pub mod recording;
+pub mod clock;
+pub mod planners;
+pub mod review;
 pub mod run;
-pub mod runlog;
-pub mod sim;
+pub mod runfolder;
 pub mod tools;
-pub mod video;
-pub mod viewer;
 pub mod world;
+
+/// The harness's version (the `identity.harness` of the run row, the link's hello).
+pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The scenario format (the `acres_scenario` package), under the name the harness has always
 /// used for it.

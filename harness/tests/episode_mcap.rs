@@ -15,12 +15,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use acres_harness::planner::scripted::ScriptedClient;
-use acres_harness::planning::costs::CostTable;
-use acres_harness::recording::bag::{CHUNK_SIZE_BYTES, FLUSH_EVERY_S, FLUSH_MIN_WALL_S};
-use acres_harness::recording::sink::{BATCH_ITEMS, QUEUE_BATCHES, SEND_EVERY_S};
+use acres_harness::planners::planning::costs::CostTable;
+use acres_harness::planners::scripted::ScriptedClient;
 use acres_harness::run::{run_scenario, Planner, RunOptions};
-use acres_harness::runlog::{validate_folder, Status};
+use acres_harness::runfolder::recording::bag::{CHUNK_SIZE_BYTES, FLUSH_EVERY_S, FLUSH_MIN_WALL_S};
+use acres_harness::runfolder::recording::sink::{BATCH_ITEMS, QUEUE_BATCHES, SEND_EVERY_S};
+use acres_harness::runfolder::{validate_folder, Status};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -116,7 +116,7 @@ fn last_pose_t_tail(run_file: &Path) -> f64 {
 fn kept_clouds(episode: &Path) -> (Vec<u64>, u64) {
     use acres_msgs::Message;
     let bytes = std::fs::read(episode).unwrap();
-    let mut rate = acres_harness::recording::CloudRate::default();
+    let mut rate = acres_harness::runfolder::recording::CloudRate::default();
     let (mut kept, mut seeing) = (Vec::new(), 0);
     for m in mcap::MessageStream::new(&bytes).unwrap() {
         let m = m.unwrap();
@@ -191,7 +191,7 @@ fn both_recordings_of_a_core_run_decode_with_the_python_readers_and_match_their_
     assert_eq!(count(ep, "/lidar/points"), kept.len() as u64);
     assert_eq!(cloud_times(&folder.join("episode.mcap")), kept);
     assert!(seeing > 0 && seeing < scans, "{seeing} of {scans} scans see something");
-    let clear_only = scans.div_ceil(acres_harness::recording::POINTS_EVERY_SWEEPS_CLEAR);
+    let clear_only = scans.div_ceil(acres_harness::runfolder::recording::POINTS_EVERY_SWEEPS_CLEAR);
     assert!(kept.len() as u64 > clear_only, "{} clouds, {clear_only} without the truck", kept.len());
     assert_eq!(count(ep, "/acres/map"), 1);
     assert_eq!(count(ep, "/tf_static"), 1);
@@ -225,7 +225,11 @@ fn both_recordings_of_a_core_run_decode_with_the_python_readers_and_match_their_
     // Both files passed the stream reader's CRC validation (mcap_readers.py fails otherwise);
     // their DataEnd CRC is computed exactly when the bag computes CRCs (0: "not computed").
     for r in [ep, itf] {
-        assert_eq!(r["data_section_crc"].as_u64() != Some(0), acres_harness::recording::bag::CRCS, "{r}");
+        assert_eq!(
+            r["data_section_crc"].as_u64() != Some(0),
+            acres_harness::runfolder::recording::bag::CRCS,
+            "{r}"
+        );
     }
 }
 
@@ -291,7 +295,7 @@ fn a_run_killed_with_sigkill_leaves_recordings_the_readers_recover_up_to_the_kil
     assert!(count(&reports[1], "/acres/observation") > 0);
     // The viewer reads the same .part file up to the same chunk: objects each second, returns
     // each half second.
-    let w = acres_harness::viewer::episode::read(&folder.join("episode.mcap.part")).unwrap();
+    let w = acres_harness::review::episode::read(&folder.join("episode.mcap.part")).unwrap();
     let last_s = reports[0]["last_log_time_ns"].as_u64().unwrap() as f64 * 1e-9;
     assert!(!w.finished && w.returns_from == "/scan", "{} {}", w.file, w.returns_from);
     let last_objects = w.objects.last().map_or(0.0, |o| o.t_s);

@@ -71,8 +71,8 @@ def crcs(path):
             for record in StreamReader(f, skip_magic=False, emit_chunks=False, validate_crcs=True).records:
                 if isinstance(record, DataEnd):
                     data_section_crc = record.data_section_crc
-        except McapError as e:
-            fail(f"{path}: the mcap stream reader with validate_crcs=True refuses the file: {e}")
+        except Exception as e:  # CRCValidationError is no McapError
+            fail(f"{path}: the mcap stream reader with validate_crcs=True refuses the file: {type(e).__name__}: {e}")
     if data_section_crc is None:
         fail(f"{path}: no DataEnd record")
     return data_section_crc

@@ -6,7 +6,7 @@ mod common;
 
 use serde_json::{json, Value};
 
-use acres_harness::runlog::rows::{EndCode, ModelErrorKind, ReasoningLogged, Row};
+use acres_harness::runfolder::rows::{EndCode, ModelErrorKind, ReasoningLogged, Row};
 use common::stub::*;
 
 const T1: &str = "scenarios/t1_01_one_field.json";
@@ -351,7 +351,7 @@ fn the_stub_streams_openai_completions_as_server_sent_events() {
         "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}],
         "tools": [{"type": "function", "function": {"name": "read", "parameters": {}}}]});
     let url = format!("{}/v1/chat/completions", stub.url);
-    let a = acres_harness::models::http::send(
+    let a = acres_harness::planners::models::http::send(
         reqwest::Method::POST,
         &url,
         &[],

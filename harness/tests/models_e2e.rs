@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use acres_harness::runlog::rows::Row;
+use acres_harness::runfolder::rows::Row;
 use common::stub::*;
 
 fn run_args<'a>(

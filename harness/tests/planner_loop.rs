@@ -5,8 +5,8 @@ mod common;
 
 use serde_json::{json, Value};
 
-use acres_harness::planner::{Block, ModelError, ModelErrorKind};
-use acres_harness::runlog::rows::{EndCode, Mode, Profile, Row};
+use acres_harness::planners::{Block, ModelError, ModelErrorKind};
+use acres_harness::runfolder::rows::{EndCode, Mode, Profile, Row};
 
 use common::*;
 

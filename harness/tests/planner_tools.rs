@@ -9,14 +9,14 @@ use serde_json::{json, Value};
 
 use std::path::Path;
 
-use acres_harness::planner::Block;
-use acres_harness::planning::costs::CostTable;
-use acres_harness::run::state::RunState;
-use acres_harness::runlog::rows::{EndCode, Mode, Profile, Row};
-use acres_harness::runlog::writer::RunWriter;
+use acres_harness::planners::planning::costs::CostTable;
+use acres_harness::planners::Block;
+use acres_harness::runfolder::rows::{EndCode, Mode, Profile, Row};
+use acres_harness::runfolder::writer::RunWriter;
 use acres_harness::scenario;
 use acres_harness::tools::call::ReadWhat;
 use acres_harness::tools::exec::read;
+use acres_harness::tools::state::RunState;
 use acres_harness::world::CoreWorld;
 
 use common::*;

@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use acres_harness::recording::bag::{Bag, Qos};
-use acres_harness::runlog::rows::*;
-use acres_harness::runlog::score::COLUMNS;
-use acres_harness::runlog::{
+use acres_harness::runfolder::recording::bag::{Bag, Qos};
+use acres_harness::runfolder::rows::*;
+use acres_harness::runfolder::score::COLUMNS;
+use acres_harness::runfolder::{
     format_table, load_scores, to_json, validate_folder, validate_tree, RunWriter, Secrets, Status, SCHEMA,
 };
 use serde_json::{json, Map, Value};
@@ -315,7 +315,9 @@ fn write_sample(out: &Path, scenario: &str, success: bool) -> PathBuf {
 /// Writes both episode recordings with every topic and no message (validate reads their
 /// summaries in a finished run).
 fn write_recordings(folder: &Path) {
-    use acres_harness::recording::{EPISODE_FILE, EPISODE_TOPICS, INTERFACE_FILE, INTERFACE_TOPICS};
+    use acres_harness::runfolder::recording::{
+        EPISODE_FILE, EPISODE_TOPICS, INTERFACE_FILE, INTERFACE_TOPICS,
+    };
     for (name, topics) in [(EPISODE_FILE, EPISODE_TOPICS), (INTERFACE_FILE, INTERFACE_TOPICS)] {
         let mut bag = Bag::create(&folder.join(name)).unwrap();
         for topic in topics {

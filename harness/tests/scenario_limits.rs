@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use acres_harness::planning::costs::CostTable;
-use acres_harness::planning::mission::best_order;
+use acres_harness::planners::planning::costs::CostTable;
+use acres_harness::planners::planning::mission::best_order;
 use acres_harness::scenario;
 
 fn root() -> PathBuf {

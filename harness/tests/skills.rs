@@ -8,7 +8,7 @@ use acres_core::objects::{Object, ObjectKind, Place, PlaceLeg};
 use acres_core::{ObjectAction, ObjectEvent, ObjectWhen, WorldConfig};
 use acres_farm::geom::Pose;
 use acres_farm::{Condition, LaneGraph, Map};
-use acres_harness::sim::CoreSim;
+use acres_harness::world::sim::CoreSim;
 use acres_vehicle::{ResultCode, ServerOptions, SkillEvent, SkillKind, SkillRequest};
 
 fn root() -> PathBuf {
@@ -270,10 +270,10 @@ fn the_same_inputs_give_the_same_digest() {
 fn regenerated_cost_tables_equal_the_checked_in_ones() {
     let m = map();
     for c in Condition::ALL {
-        let t = acres_harness::sim::learn::learn_table(&m, c).unwrap();
+        let t = acres_harness::planners::planning::learn::learn_table(&m, c).unwrap();
         let file = root()
             .join("scenarios/costs")
-            .join(acres_harness::planning::costs::table_file_name("default", c.as_str()));
+            .join(acres_harness::planners::planning::costs::table_file_name("default", c.as_str()));
         let on_disk = std::fs::read_to_string(&file).unwrap();
         assert!(
             t.to_json() == on_disk,

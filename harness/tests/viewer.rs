@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use acres_harness::runlog::Row;
-use acres_harness::video::draw::{cursor_x, Drawer, TIMELINE_LEFT_PX, TIMELINE_RIGHT_PX, WIDTH_PX};
-use acres_harness::video::WorldChoice;
-use acres_harness::viewer::episode::Cache;
-use acres_harness::viewer::loaded::{load, Loaded};
-use acres_harness::viewer::source::WorldView;
+use acres_harness::review::episode::Cache;
+use acres_harness::review::loaded::{load, Loaded};
+use acres_harness::review::source::WorldView;
+use acres_harness::review::video::draw::{cursor_x, Drawer, TIMELINE_LEFT_PX, TIMELINE_RIGHT_PX, WIDTH_PX};
+use acres_harness::review::video::WorldChoice;
+use acres_harness::runfolder::Row;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -317,12 +317,16 @@ fn the_world_of_a_recorded_run_draws_its_objects_and_lidar_returns_and_bag_needs
     let (mut only_returns, mut only_objects) = (scene.clone(), scene.clone());
     only_returns.objects.clear();
     only_objects.returns.clear();
-    let returns_px = count_rgb(acres_harness::picture::draw(&only_returns).pixmap(), RETURNS_RGB);
-    let objects_px = count_rgb(acres_harness::picture::draw(&only_objects).pixmap(), OBJECT_RGB);
+    let returns_px = count_rgb(acres_harness::tools::picture::draw(&only_returns).pixmap(), RETURNS_RGB);
+    let objects_px = count_rgb(acres_harness::tools::picture::draw(&only_objects).pixmap(), OBJECT_RGB);
     // The run log alone draws neither (only the legend's samples have these colours).
     let plain = loaded(&run, WorldChoice::None).unwrap();
-    let bare =
-        acres_harness::picture::draw(&plain.world.scene_at(&l.map, &l.timeline, seen.t_s, WorldView::Chase));
+    let bare = acres_harness::tools::picture::draw(&plain.world.scene_at(
+        &l.map,
+        &l.timeline,
+        seen.t_s,
+        WorldView::Chase,
+    ));
     let (returns_0, objects_0) =
         (count_rgb(bare.pixmap(), RETURNS_RGB), count_rgb(bare.pixmap(), OBJECT_RGB));
     assert!(returns_px > returns_0 + 10, "returns drawn: {returns_px} pixels against {returns_0}");
@@ -417,7 +421,7 @@ fn run_with_view_prints_the_url_first_and_serves_the_runs_as_they_come() {
 
 #[test]
 fn the_encoder_probe_encodes_a_real_clip_and_rejects_an_encoder_that_cannot_run() {
-    use acres_harness::video::encode::{choose, works, Encoder, CHAIN};
+    use acres_harness::review::video::encode::{choose, works, Encoder, CHAIN};
     if !have("ffmpeg") {
         return;
     }

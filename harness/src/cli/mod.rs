@@ -130,7 +130,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Video(a) => video::run(a),
         Command::Models { config } => models(config.as_deref()),
         Command::StubServer { script, record, port } => {
-            crate::models::stub::serve(&script, record, port).map_err(Failure::input)
+            crate::planners::models::stub::serve(&script, record, port).map_err(Failure::input)
         }
         Command::LearnCosts { map, out } => learn_costs(&map, &out),
     };
@@ -146,7 +146,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
 fn models(config: Option<&str>) -> Result<(), Failure> {
     let dir = run::model_dir();
     let Some(name) = config else {
-        let list = crate::models::config::list(&dir);
+        let list = crate::planners::models::config::list(&dir);
         if list.is_empty() {
             return Err(Failure::input(format!("models: no model file in {}", dir.display())));
         }
@@ -163,9 +163,9 @@ fn models(config: Option<&str>) -> Result<(), Failure> {
         }
         return Ok(());
     };
-    let r = crate::models::resolve(name, &dir).map_err(|e| Failure::input(e.to_string()))?;
+    let r = crate::planners::models::resolve(name, &dir).map_err(|e| Failure::input(e.to_string()))?;
     println!("{}: provider {}, model {}, {}", r.name, r.config.provider, r.config.model, r.config.base_url());
-    let checks = crate::models::probe::probe(&r);
+    let checks = crate::planners::models::probe::probe(&r);
     let failed = checks.iter().filter(|c| !c.ok).count();
     for c in &checks {
         println!("{} {}: {}", if c.ok { "ok  " } else { "FAIL" }, c.what, c.detail);
@@ -184,8 +184,9 @@ fn learn_costs(map: &Path, out: &Path) -> Result<(), Failure> {
     let m = std::sync::Arc::new(Map::load(map).map_err(|e| Failure::input(e.to_string()))?);
     std::fs::create_dir_all(out).map_err(|e| Failure::input(format!("{}: {e}", out.display())))?;
     for c in Condition::ALL {
-        let t = crate::sim::learn::learn_table(&m, c).map_err(|e| Failure::input(e.to_string()))?;
-        let file = out.join(crate::planning::costs::table_file_name(&m.name, c.as_str()));
+        let t = crate::planners::planning::learn::learn_table(&m, c)
+            .map_err(|e| Failure::input(e.to_string()))?;
+        let file = out.join(crate::planners::planning::costs::table_file_name(&m.name, c.as_str()));
         std::fs::write(&file, t.to_json()).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
         println!("{}: {} legs", file.display(), t.legs.len());
     }
@@ -205,16 +206,16 @@ fn score(folders: &[PathBuf], json: bool) -> Result<(), Failure> {
     existing(folders)?;
     let mut lines = Vec::new();
     for f in folders {
-        lines.extend(crate::runlog::load_scores(f));
+        lines.extend(crate::runfolder::load_scores(f));
     }
     lines.sort_by(|a, b| a.folder.cmp(&b.folder));
     if lines.is_empty() {
         return Err(Failure::input("score: no run folder below the given folders"));
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&crate::runlog::to_json(&lines)).unwrap_or_default());
+        println!("{}", serde_json::to_string_pretty(&crate::runfolder::to_json(&lines)).unwrap_or_default());
     } else {
-        print!("{}", crate::runlog::format_table(&lines));
+        print!("{}", crate::runfolder::format_table(&lines));
     }
     Ok(())
 }
@@ -224,7 +225,7 @@ fn validate(folders: &[PathBuf]) -> Result<(), Failure> {
     let mut bad = 0;
     let mut n = 0;
     for f in folders {
-        let reports = crate::runlog::validate_tree(f);
+        let reports = crate::runfolder::validate_tree(f);
         if reports.is_empty() {
             println!("{}: invalid: no run.jsonl below this folder", f.display());
             bad += 1;

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{maps_dir, Failure};
-use crate::planner::replay::{Recorded, ReplayClient};
-use crate::planner::{CallEvent, ModelError, Reply};
+use crate::planners::replay::{Recorded, ReplayClient};
+use crate::planners::{CallEvent, ModelError, Reply};
 use crate::run::{run_scenario, Planner, RunOptions};
-use crate::runlog::rows::{EndCode, Mode, Row};
+use crate::runfolder::rows::{EndCode, Mode, Row};
 use crate::scenario;
 
 /// Options of `replay`.
@@ -26,7 +26,7 @@ pub struct ReplayArgs {
 
 /// Runs the command.
 pub fn run(a: ReplayArgs) -> Result<(), Failure> {
-    let file = a.folder.join(crate::runlog::RUN_FILE);
+    let file = a.folder.join(crate::runfolder::RUN_FILE);
     let text =
         std::fs::read_to_string(&file).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
     let mut run_row = None;
@@ -74,7 +74,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
     let end = end.ok_or_else(|| {
         Failure::input(format!("{}: the run is incomplete (no end row); nothing to compare", file.display()))
     })?;
-    if run_row.world == crate::runlog::rows::World::Link {
+    if run_row.world == crate::runfolder::rows::World::Link {
         // A real world (the vehicle over the link) is not replayed bit for bit: say what can be
         // shown and what cannot, and compare nothing.
         println!(
@@ -117,7 +117,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         record: true,
         link: None,
     };
-    let table = crate::planning::costs::CostTable::load(
+    let table = crate::planners::planning::costs::CostTable::load(
         &super::run::costs_dir(),
         &sc.map_data.name,
         sc.condition.as_str(),

@@ -11,11 +11,11 @@ use std::sync::Mutex;
 use clap::Args;
 use serde_json::json;
 
-use crate::planning::costs::CostTable;
+use crate::planners::planning::costs::CostTable;
 
 use super::{maps_dir, repo_root, Failure};
 use crate::run::{run_scenario, Planner, RunOptions, RunOutcome};
-use crate::runlog::rows::{Mode, Profile};
+use crate::runfolder::rows::{Mode, Profile};
 use crate::scenario::{self, RecoveryMode, Scenario};
 
 /// Options of `run`.
@@ -105,14 +105,14 @@ pub fn model_dir() -> PathBuf {
     std::env::var_os("ACRES_MODEL_CONFIGS")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
-        .unwrap_or_else(crate::models::config::default_dir)
+        .unwrap_or_else(crate::planners::models::config::default_dir)
 }
 
 /// The gate file of an invocation: the parent makes it in the temp folder, workers get its path.
 struct GateFile(Option<PathBuf>);
 
 impl GateFile {
-    fn make(a: &RunArgs, cfg: &crate::models::config::ModelConfig) -> Result<Self, Failure> {
+    fn make(a: &RunArgs, cfg: &crate::planners::models::config::ModelConfig) -> Result<Self, Failure> {
         if a.gate_file.is_some() || cfg.limits.calls_per_minute.is_none() {
             return Ok(GateFile(None));
         }
@@ -169,7 +169,7 @@ pub fn costs_dir() -> PathBuf {
     if local.is_dir() {
         return local;
     }
-    crate::planning::costs::cost_folder(&repo_root())
+    crate::planners::planning::costs::cost_folder(&repo_root())
 }
 
 /// The environment variable of the link's shared token.
@@ -177,14 +177,14 @@ pub const LINK_TOKEN_ENV: &str = "ACRES_LINK_TOKEN";
 
 /// The link world's options of the command line (one run at a time: a bridge takes one
 /// commander).
-fn link_options(a: &RunArgs) -> Result<crate::link::LinkOptions, Failure> {
+fn link_options(a: &RunArgs) -> Result<crate::world::link::LinkOptions, Failure> {
     if !(a.link_silent_s.is_finite() && a.link_silent_s > 0.0) {
         return Err(Failure::input("--link-silent-s must be a number of seconds > 0"));
     }
     if a.workers > 1 || a.concurrent > 1 {
         return Err(Failure::input("--world link runs one scenario at a time: --workers 1 --concurrent 1"));
     }
-    Ok(crate::link::LinkOptions {
+    Ok(crate::world::link::LinkOptions {
         host: a.link_host.clone(),
         port: a.link_port,
         silent_s: a.link_silent_s,
@@ -199,7 +199,8 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         "link" => Some(link_options(&a)?),
         other => return Err(Failure::input(format!("--world {other}: expected core or link"))),
     };
-    let model = crate::models::resolve(&a.model, &model_dir()).map_err(|e| Failure::input(e.to_string()))?;
+    let model = crate::planners::models::resolve(&a.model, &model_dir())
+        .map_err(|e| Failure::input(e.to_string()))?;
     if a.mode != Mode::Classical {
         // A missing key is a clear error before any run starts.
         model
@@ -244,11 +245,11 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         link,
     };
     let gate = GateFile::make(&a, mc)?;
-    let client_opts = crate::models::ClientOptions {
+    let client_opts = crate::planners::models::ClientOptions {
         think_s: a.think_s,
         gate_file: a.gate_file.clone().or_else(|| gate.0.clone()),
     };
-    let client = crate::models::client(&model, &client_opts).map_err(Failure::input)?;
+    let client = crate::planners::models::client(&model, &client_opts).map_err(Failure::input)?;
     // parallel_runs bounds the runs that use the service at once, in threads or processes.
     let mut a = a;
     if let Some(n) = mc.limits.parallel_runs.filter(|_| a.mode != Mode::Classical) {
@@ -267,7 +268,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
             a.view_port.unwrap_or(0),
             true,
             Some(maps.clone()),
-            crate::video::WorldChoice::Auto,
+            crate::review::video::WorldChoice::Auto,
         )?),
         false => None,
     };
@@ -351,7 +352,7 @@ fn run_here(
     opts: &RunOptions,
     scenarios: &[Scenario],
     tables: &BTreeMap<(String, String), CostTable>,
-    client: &dyn crate::planner::Client,
+    client: &dyn crate::planners::Client,
 ) -> Vec<Summary> {
     let queue = Mutex::new(0usize);
     let results: Mutex<Vec<(usize, Summary)>> = Mutex::new(Vec::new());

@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::Failure;
-use crate::video::{self, VideoError, VideoOptions, WorldChoice};
-use crate::viewer::source::WorldView;
+use crate::review::source::WorldView;
+use crate::review::video::{self, VideoError, VideoOptions, WorldChoice};
 
 /// Options of `video`.
 #[derive(Debug, Clone, Args)]
@@ -56,7 +56,7 @@ pub struct VideoArgs {
 
 /// Runs the command.
 pub fn run(a: VideoArgs) -> Result<(), Failure> {
-    if !a.folder.join(crate::runlog::RUN_FILE).is_file() {
+    if !a.folder.join(crate::runfolder::RUN_FILE).is_file() {
         return Err(Failure::input(format!("{}: not a run folder (no run.jsonl)", a.folder.display())));
     }
     let maps = a.maps.clone().unwrap_or_else(|| super::view::maps_for(&a.folder));

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{maps_dir, Failure};
-use crate::video::WorldChoice;
-use crate::viewer::{self, Viewer};
+use crate::review::video::WorldChoice;
+use crate::review::viewer::{self, Viewer};
 
 /// Options of `view`.
 #[derive(Debug, Clone, Args)]
@@ -37,16 +37,16 @@ pub struct ViewArgs {
 
 /// The maps folder for the runs in or below `folder`, from the scenario file of the first run.
 pub fn maps_for(folder: &Path) -> PathBuf {
-    let scenario_file = crate::runlog::load_scores(folder).first().and_then(|line| {
-        let run = folder.join(&line.folder).join(crate::runlog::RUN_FILE);
-        let run = if folder.join(crate::runlog::RUN_FILE).is_file() {
-            folder.join(crate::runlog::RUN_FILE)
+    let scenario_file = crate::runfolder::load_scores(folder).first().and_then(|line| {
+        let run = folder.join(&line.folder).join(crate::runfolder::RUN_FILE);
+        let run = if folder.join(crate::runfolder::RUN_FILE).is_file() {
+            folder.join(crate::runfolder::RUN_FILE)
         } else {
             run
         };
         let text = std::fs::read_to_string(run).ok()?;
-        match crate::runlog::Row::decode(text.lines().next()?).ok()? {
-            crate::runlog::Row::Run(r) => Some(PathBuf::from(r.scenario_file)),
+        match crate::runfolder::Row::decode(text.lines().next()?).ok()? {
+            crate::runfolder::Row::Run(r) => Some(PathBuf::from(r.scenario_file)),
             _ => None,
         }
     });
@@ -77,10 +77,10 @@ pub fn start(
     let maps = maps.unwrap_or_else(|| maps_for(folder));
     if world == WorldChoice::Bag
         && !follow
-        && folder.join(crate::runlog::RUN_FILE).is_file()
-        && crate::viewer::episode::episode_file(folder).is_none()
+        && folder.join(crate::runfolder::RUN_FILE).is_file()
+        && crate::review::episode::episode_file(folder).is_none()
     {
-        return Err(Failure::input(crate::viewer::loaded::no_recording(folder)));
+        return Err(Failure::input(crate::review::loaded::no_recording(folder)));
     }
     let v = Viewer::new(folder, maps, follow, world)
         .map_err(|e| Failure::input(format!("{}: {e}", folder.display())))?;
@@ -94,7 +94,7 @@ pub fn start(
 /// Runs the command: serves until the process is stopped.
 pub fn run(a: ViewArgs) -> Result<(), Failure> {
     refuse_game(a.world)?;
-    if !a.follow && crate::runlog::load_scores(&a.folder).is_empty() && a.folder.is_dir() {
+    if !a.follow && crate::runfolder::load_scores(&a.folder).is_empty() && a.folder.is_dir() {
         return Err(Failure::input(format!(
             "{}: no run folder (run.jsonl) in or below it; --follow waits for one",
             a.folder.display()

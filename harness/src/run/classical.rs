@@ -21,13 +21,14 @@
 
 use serde_json::json;
 
-use crate::planning::mission::plan_within_limits;
+use crate::planners::planning::mission::plan_within_limits;
 use acres_vehicle::{ResultCode, SkillEvent, SkillKind, SkillRequest};
 
-use super::state::{wall_now, RunState};
-use super::wake::Wake;
 use super::Loop;
-use crate::runlog::rows::{EventRow, PlanCheckRow, PlanSource, Row, WakeReason};
+use crate::clock::wall_now;
+use crate::planners::wake::Wake;
+use crate::runfolder::rows::{EventRow, PlanCheckRow, PlanSource, Row, WakeReason};
+use crate::tools::state::RunState;
 
 /// The options of a `stuck` wake-up, as the planner reads them.
 pub const RECOVERY_OPTIONS: [&str; 4] = [

@@ -11,13 +11,11 @@
 
 pub mod classical;
 pub mod outcome;
-pub mod state;
-pub mod wake;
 
 mod step;
 mod turn;
 
-pub use self::turn::{total_tokens, REMINDER};
+pub use self::turn::REMINDER;
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
@@ -26,21 +24,22 @@ use std::time::Instant;
 use anyhow::Context;
 use serde_json::{json, Value};
 
-use crate::planning::costs::CostTable;
+use crate::planners::planning::costs::CostTable;
 use acres_farm::geom::Vec2;
 
-use crate::knowledge::Cell;
-use crate::planner::Client;
-use crate::runlog::rows::{EndCode, Identity, Mode, Profile, Row, RunRow, ToolDef, World};
-use crate::runlog::writer::RunWriter;
+use crate::planners::Client;
+use crate::runfolder::rows::{EndCode, Identity, Mode, Profile, Row, RunRow, ToolDef, World};
+use crate::runfolder::writer::RunWriter;
 use crate::scenario::{Limits, Recovery, RecoveryMode, Scenario, When};
+use crate::world::knowledge::Cell;
 use crate::world::{CoreWorld, WorldPort};
 
-use self::state::{wall_now, RunState};
-use self::wake::{StartWake, Wake, WakeDetail};
+use crate::clock::wall_now;
+use crate::planners::wake::{StartWake, Wake, WakeDetail};
+use crate::tools::state::RunState;
 
 /// The harness version written in run rows.
-pub const HARNESS_VERSION: &str = env!("CARGO_PKG_VERSION");
+pub use crate::HARNESS_VERSION;
 
 /// How a run is made.
 #[derive(Debug, Clone)]
@@ -78,7 +77,7 @@ pub struct RunOptions {
     /// benchmark and the digest test turn it off to compare).
     pub record: bool,
     /// The link world's options (`--world link`); `None`: the core in the process.
-    pub link: Option<crate::link::LinkOptions>,
+    pub link: Option<crate::world::link::LinkOptions>,
 }
 
 impl RunOptions {
@@ -195,14 +194,16 @@ pub fn run_scenario(
     planner: Planner,
     table: CostTable,
 ) -> anyhow::Result<RunOutcome> {
-    let name = crate::runlog::folder_name(&sc.id, opts.mode.as_str(), &opts.model);
-    let secrets = crate::runlog::Secrets::from_env().with_vars(&opts.secret_vars);
+    let name = crate::runfolder::folder_name(&sc.id, opts.mode.as_str(), &opts.model);
+    let secrets = crate::runfolder::Secrets::from_env().with_vars(&opts.secret_vars);
     let writer = RunWriter::recreate_with_secrets(&opts.out, &name, secrets)
         .with_context(|| format!("creating the run folder {name}"))?;
     let folder = writer.path().to_path_buf();
     let world: Box<dyn WorldPort> = match &opts.link {
         None => Box::new(CoreWorld::new(sc, opts.seed)),
-        Some(l) => Box::new(crate::link::LinkWorld::connect(sc, l).context("attaching to the bridge")?),
+        Some(l) => {
+            Box::new(crate::world::link::LinkWorld::connect(sc, l).context("attaching to the bridge")?)
+        }
     };
     let recovery = effective_recovery(sc, opts)?;
     let tools = crate::tools::tools_for(opts.mode, opts.profile, opts.operator);
@@ -211,7 +212,7 @@ pub fn run_scenario(
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
     st.log(Row::Run(run_row(sc, opts, &limits, &recovery, &system, &tools)));
     if opts.record {
-        match crate::recording::Recorder::create(&folder, &sc.map_data, &*st.world) {
+        match crate::runfolder::recording::Recorder::create(&folder, &sc.map_data, &*st.world) {
             Ok(r) => st.recorder = Some(r),
             Err(e) => eprintln!("acres-harness: no episode recording: {e}"),
         }
@@ -247,7 +248,7 @@ fn run_row(
     RunRow {
         t: 0.0,
         wall: wall_now(),
-        schema: crate::runlog::SCHEMA.into(),
+        schema: crate::runfolder::SCHEMA.into(),
         scenario: sc.id.clone(),
         scenario_file: sc.file.display().to_string(),
         scenario_json: to_map(serde_json::to_value(sc).unwrap_or(json!({}))),
@@ -282,7 +283,7 @@ pub(crate) struct Loop<'a> {
     pub(crate) limits: Limits,
     pub(crate) recovery: Recovery,
     pub(crate) tools: Vec<ToolDef>,
-    pub(crate) session: Option<Box<dyn crate::planner::Session>>,
+    pub(crate) session: Option<Box<dyn crate::planners::Session>>,
     pub(crate) classical: Option<classical::Classical>,
     pub(crate) wakes: VecDeque<Wake>,
     pub(crate) end: Option<EndCode>,
@@ -310,7 +311,7 @@ impl<'a> Loop<'a> {
         limits: Limits,
         recovery: Recovery,
         tools: Vec<ToolDef>,
-        session: Option<Box<dyn crate::planner::Session>>,
+        session: Option<Box<dyn crate::planners::Session>>,
     ) -> Self {
         let requests = st
             .sc
@@ -375,9 +376,9 @@ impl<'a> Loop<'a> {
     }
 
     /// The session did not start: the run ends `model_error` with its cause.
-    fn start_failed(&mut self, e: &crate::planner::ModelError) {
+    fn start_failed(&mut self, e: &crate::planners::ModelError) {
         self.log_pose();
-        self.st.log(Row::ModelError(crate::runlog::rows::ModelErrorRow {
+        self.st.log(Row::ModelError(crate::runfolder::rows::ModelErrorRow {
             t: 0.0,
             wall: wall_now(),
             call: 0,

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use super::state::wall_now;
 use super::Loop;
-use crate::runlog::rows::{EndCode, EndRow, ReasoningLogged, Row, Score, Usage};
+use crate::clock::wall_now;
+use crate::runfolder::rows::{EndCode, EndRow, ReasoningLogged, Row, Score, Usage};
 
 /// A vehicle within this distance of home, standing, is at home, m.
 pub const HOME_TOLERANCE_M: f64 = 10.0;
@@ -78,7 +78,7 @@ impl Loop<'_> {
         let ended_well = end == EndCode::Done;
         let success = ended_well && failed.is_empty();
         let c = &self.st.counters;
-        let reasoning = reasoning_logged(c.reasoning_replies, c.hidden_reasoning_replies);
+        let reasoning = ReasoningLogged::of(c.reasoning_replies, c.hidden_reasoning_replies);
         let score = Score {
             profile: self.opts.profile,
             success,
@@ -119,18 +119,6 @@ impl Loop<'_> {
             score,
         }));
         (end, success, digest, t)
-    }
-}
-
-/// `present` when any reply logged reasoning text, `absent` when a model reasoned without giving
-/// the text, else `not_offered`.
-pub fn reasoning_logged(text_replies: u64, hidden_replies: u64) -> ReasoningLogged {
-    if text_replies > 0 {
-        ReasoningLogged::Present
-    } else if hidden_replies > 0 {
-        ReasoningLogged::Absent
-    } else {
-        ReasoningLogged::NotOffered
     }
 }
 

@@ -4,17 +4,17 @@ use serde_json::json;
 
 use acres_vehicle::{EventDetail, EventName, ResultCode};
 
-use super::wake::{
+use super::Loop;
+use crate::clock::wall_now;
+use crate::planners::wake::{
     EventView, ModelErrorWake, ObjectWake, PeriodWake, PlanCell, RequestWake, ReturnsWake, StuckWake,
     TimerAtWake, Wake, WakeDetail,
 };
-use super::Loop;
-use crate::knowledge::cell_center;
-use crate::run::state::wall_now;
-use crate::runlog::rows::{
+use crate::runfolder::rows::{
     EndCode, EventRow, PoseRow, Profile, RequestRow, ReturnsOnRouteRow, Row, WakeReason,
 };
 use crate::scenario::{RecoveryMode, When};
+use crate::world::knowledge::cell_center;
 
 /// The reach of the sensors for `object_seen`, m.
 pub const SENSOR_REACH_M: f64 = 30.0;
@@ -104,7 +104,7 @@ impl Loop<'_> {
     /// Writes a `link_stats` row.
     pub(crate) fn log_link_stats(&mut self, s: crate::world::LinkStats) {
         let t = self.st.t();
-        self.st.log(Row::LinkStats(crate::runlog::rows::LinkStatsRow {
+        self.st.log(Row::LinkStats(crate::runfolder::rows::LinkStatsRow {
             t,
             wall: wall_now(),
             sent: s.sent,
@@ -123,7 +123,7 @@ impl Loop<'_> {
             return;
         }
         let t = self.st.t();
-        self.st.log(Row::LinkLost(crate::runlog::rows::LinkLostRow {
+        self.st.log(Row::LinkLost(crate::runfolder::rows::LinkLostRow {
             t,
             wall: wall_now(),
             cause: cause.to_string(),
@@ -265,7 +265,7 @@ impl Loop<'_> {
                 for (id, kind, pose) in &truth.objects {
                     let d = pose.pos().dist(pos);
                     if d <= SENSOR_REACH_M && self.seen_objects.insert(*id) {
-                        let on = crate::knowledge::near_polyline(pose.pos(), &route, 3.0);
+                        let on = crate::world::knowledge::near_polyline(pose.pos(), &route, 3.0);
                         self.wakes.push_back(Wake::new(WakeDetail::ObjectSeen(ObjectWake {
                             id: *id,
                             kind: kind.as_str(),

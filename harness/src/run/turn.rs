@@ -3,13 +3,13 @@
 
 use serde_json::json;
 
-use super::wake::Wake;
 use super::Loop;
-use crate::planner::{Block, CallCtx, CallEvent, ModelError, Reply};
-use crate::run::state::wall_now;
-use crate::runlog::rows::{
+use crate::clock::wall_now;
+use crate::planners::wake::Wake;
+use crate::planners::{Block, CallCtx, CallEvent, ModelError, Reply};
+use crate::runfolder::rows::{
     Block as RowBlock, BlockKind, EndCode, Mode, ModelErrorRow, ModelReplyRow, ModelRetryRow, ModelSendRow,
-    ModelWaitRow, Repairs, Row, Stop, ToolRow, Usage, WakeRow,
+    ModelWaitRow, Repairs, Row, Stop, ToolRow, WakeRow,
 };
 
 /// The reminder sent after an empty reply.
@@ -38,7 +38,7 @@ impl Loop<'_> {
         let mut blocks = vec![Block::Text(message.clone())];
         let mut frame_id = None;
         if matches!(self.opts.mode, Mode::Visual | Mode::Checked) {
-            if let Ok(f) = self.st.picture(crate::picture::View::Map, None) {
+            if let Ok(f) = self.st.picture(crate::tools::picture::View::Map, None) {
                 frame_id = Some(f.id.clone());
                 blocks.push(Block::Image { frame: f.id, png: f.png });
             }
@@ -135,7 +135,7 @@ impl Loop<'_> {
             return Some(EndCode::LimitModelCalls);
         }
         let est = session.estimate(blocks);
-        if c.tokens + total_tokens(&est) > self.limits.tokens || c.usd + session.usd(&est) > self.limits.usd {
+        if c.tokens + est.total() > self.limits.tokens || c.usd + session.usd(&est) > self.limits.usd {
             return Some(EndCode::Budget);
         }
         None
@@ -190,7 +190,7 @@ impl Loop<'_> {
         let usd = self.session.as_deref().map_or(0.0, |s| s.usd(&reply.usage));
         let c = &mut self.st.counters;
         c.usd += usd;
-        c.tokens += total_tokens(&reply.usage);
+        c.tokens += reply.usage.total();
         c.input_tokens += reply.usage.input_tokens;
         c.output_tokens += reply.usage.output_tokens;
         c.cache_read_tokens += reply.usage.cache_read_tokens;
@@ -284,13 +284,7 @@ struct WakeCalls {
     time_s: f64,
 }
 
-/// Every token of a usage: input, output, cache read and cache write (counted the same way in
-/// the budget, the `end` row and a cut-off run's partial score).
-pub fn total_tokens(u: &Usage) -> u64 {
-    u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
-}
-
-fn add_repairs(c: &mut crate::run::state::Counters, r: &Repairs) {
+fn add_repairs(c: &mut crate::tools::state::Counters, r: &Repairs) {
     c.fallback_protocol += r.fallback_protocol;
     c.pictures_dropped += r.pictures_dropped;
 }

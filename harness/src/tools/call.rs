@@ -11,7 +11,7 @@ use serde_json::Value;
 use acres_vehicle::{SkillKind, SkillRequest};
 
 use super::check_arguments;
-use crate::runlog::rows::ToolDef;
+use crate::runfolder::rows::ToolDef;
 
 /// A tool call with its arguments, checked and typed.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,7 +211,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::runlog::rows::{Mode, Profile};
+    use crate::runfolder::rows::{Mode, Profile};
     use crate::tools::tools_for;
 
     #[test]

@@ -2,14 +2,16 @@
 
 use serde_json::{json, Value};
 
-use crate::planning::plancheck::{self, CheckContext};
+use crate::planners::planning::plancheck::{self, CheckContext};
 use acres_vehicle::SkillKind;
 
-use crate::knowledge::cell_center;
-use crate::picture::{self, Around, Region, View};
-use crate::run::state::{round, AcceptedPlan, Frame, RunState};
-use crate::runlog::rows::{Mode, NoteRow, PlanCheckRow, PlanSource, Profile, Row, ToolDef, View as RowView};
+use crate::runfolder::rows::{
+    Mode, NoteRow, PlanCheckRow, PlanSource, Profile, Row, ToolDef, View as RowView,
+};
 use crate::tools::call::{AroundArg, Call, DispatchArgs, LookArgs, LookView, PlanArgs, ReadWhat, RegionArg};
+use crate::tools::picture::{self, Around, Region, View};
+use crate::tools::state::{round, AcceptedPlan, Frame, RunState};
+use crate::world::knowledge::cell_center;
 
 /// The outcome of one tool call.
 #[derive(Debug, Clone)]
@@ -47,7 +49,7 @@ pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -
         Call::Note(a) => {
             st.notes.push(a.text.clone());
             let n = st.notes.len() as u64;
-            st.log(Row::Note(NoteRow { t: st.t(), wall: crate::run::state::wall_now(), n, text: a.text }));
+            st.log(Row::Note(NoteRow { t: st.t(), wall: crate::clock::wall_now(), n, text: a.text }));
             ok(json!({"notes": n}))
         }
         Call::AskOperator(_) => {
@@ -163,7 +165,7 @@ pub fn read(st: &mut RunState, what: ReadWhat) -> ToolOutcome {
         }
         ReadWhat::Mission => {
             let status = st.world.status();
-            let cells_json = |cells: Vec<crate::knowledge::Cell>| -> Vec<Value> {
+            let cells_json = |cells: Vec<crate::world::knowledge::Cell>| -> Vec<Value> {
                 cells
                     .into_iter()
                     .map(|c| {
@@ -279,7 +281,7 @@ fn plan(st: &mut RunState, a: &PlanArgs) -> ToolOutcome {
     }
     let row = PlanCheckRow {
         t: st.t(),
-        wall: crate::run::state::wall_now(),
+        wall: crate::clock::wall_now(),
         visits: visits.clone(),
         return_home,
         accepted,

@@ -15,11 +15,13 @@
 
 pub mod call;
 pub mod exec;
+pub mod picture;
 pub mod schema;
+pub mod state;
 
 use serde_json::{json, Value};
 
-use crate::runlog::rows::{Mode, Profile, ToolDef};
+use crate::runfolder::rows::{Mode, Profile, ToolDef};
 
 /// The names `read` takes in every profile.
 pub const READ_WHATS: [&str; 7] = ["vehicle", "mission", "fields", "budget", "events", "notes", "scan"];

@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use acres_harness::planner::{Block, CallCtx, Client, ModelError, Reply, Session};
-use acres_harness::planning::costs::CostTable;
+use acres_harness::planners::planning::costs::CostTable;
+use acres_harness::planners::{Block, CallCtx, Client, ModelError, Reply, Session};
 use acres_harness::run::{run_scenario, Planner, RunOptions, RunOutcome};
-use acres_harness::runlog::rows::{Mode, Profile, Row, Stop, ToolCall, ToolDef, Usage};
+use acres_harness::runfolder::rows::{Mode, Profile, Row, Stop, ToolCall, ToolDef, Usage};
 use acres_harness::scenario;
 
 pub fn root() -> PathBuf {
@@ -102,7 +102,7 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn end(&self) -> &acres_harness::runlog::rows::EndRow {
+    pub fn end(&self) -> &acres_harness::runfolder::rows::EndRow {
         match self.rows.last() {
             Some(Row::End(e)) => e,
             other => panic!("last row is not end: {other:?}"),
@@ -162,7 +162,7 @@ pub fn run_with(name: &str, extra: Value, mode: Mode, profile: Profile, brain: B
     let outcome = run_scenario(&sc, &opts, Planner::Model(&client), table).unwrap();
     let text = std::fs::read_to_string(outcome.folder.join("run.jsonl")).unwrap();
     let rows = text.lines().map(|l| Row::decode(l).unwrap()).collect();
-    let report = acres_harness::runlog::validate_folder(&outcome.folder);
+    let report = acres_harness::runfolder::validate_folder(&outcome.folder);
     assert!(report.is_ok(), "{name}: {report}");
     let _ = std::fs::remove_dir_all(&out);
     Run { outcome, rows }

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::{json, Value};
 
-use acres_harness::runlog::rows::{EndRow, Row};
+use acres_harness::runfolder::rows::{EndRow, Row};
 
 /// The harness binary under test.
 pub fn bin() -> PathBuf {

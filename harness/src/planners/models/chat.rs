@@ -1,0 +1,525 @@
+//! The session of a language model over HTTP, the same for every provider: it turns the loop's
+//! blocks into the provider's history (through a [`Wire`]), applies the picture rules, sends the
+//! request with the new-try policy and the call gate, reads the reply (native tool calls, or a
+//! tool call written as text), and counts its repairs.
+//!
+//! The harness owns the tries: a try that fails with 429, 408, 5xx, a timeout or a lost
+//! connection is sent again after `wait_s · factor^(k−1)` (or the longer `Retry-After`), at most
+//! `max_wait_s`, while the waits of the call stay within `total_wait_s` and the tries within
+//! `tries`. Only the answering try's latency is charged; the world is held meanwhile. A try that
+//! reaches the call's time limit is the end of the call: it is cut, and the limit is charged.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::config::{Capabilities, ModelConfig, Retry};
+use super::gate::Gate;
+use super::http::{self, TryFailure};
+use super::repair;
+use crate::planners::interface::{Stop, ToolCall, ToolDef, Usage};
+use crate::planners::{Block, CallCtx, CallEvent, ModelError, ModelErrorKind, Repairs, Reply, Session};
+
+/// What a wire read from a 2xx body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    /// The answer text.
+    pub text: String,
+    /// The reasoning text.
+    pub reasoning: Option<String>,
+    /// Reasoning tokens were counted but no text came back.
+    pub reasoning_hidden: bool,
+    /// Native tool calls.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why the reply stopped.
+    pub stop: Stop,
+    /// Token counts.
+    pub usage: Usage,
+    /// The assistant turn in the provider's form, for the history.
+    pub assistant: Value,
+}
+
+/// One provider's wire form: its history, request body, headers and reply.
+pub trait Wire: Send {
+    /// Appends new parts to the history (pictures after tool results go where the capabilities
+    /// say).
+    fn push(&mut self, parts: Vec<Block>, caps: &Capabilities);
+    /// Appends the assistant turn of a reply.
+    fn push_assistant(&mut self, assistant: Value);
+    /// The request body, serialized (the history is not copied).
+    fn body(&self, cfg: &ModelConfig) -> Vec<u8>;
+    /// The request URL.
+    fn url(&self, base_url: &str) -> String;
+    /// The request headers (the key among them; never logged).
+    fn headers(&self, key: Option<&str>) -> Vec<(String, String)>;
+    /// Reads a 2xx body.
+    fn parse(&self, body: &Value) -> Result<Parsed, String>;
+    /// The history, for the picture rules (the wire's own JSON).
+    fn history_mut(&mut self) -> &mut Vec<Value>;
+    /// The `type` of a picture part in this wire's JSON.
+    const PICTURE_TYPE: &'static str;
+
+    /// Whether a JSON part is a picture of this wire.
+    fn is_picture(part: &Value) -> bool
+    where
+        Self: Sized,
+    {
+        part.get("type").and_then(Value::as_str) == Some(Self::PICTURE_TYPE)
+    }
+}
+
+/// The text that stands for a dropped picture.
+pub fn picture_line(frame: &str, why: &str) -> String {
+    format!("[picture {frame} left out: {why}; ask with look for it again or read the numbers]")
+}
+
+/// A model session over HTTP.
+pub struct ChatSession<W: Wire> {
+    cfg: Arc<ModelConfig>,
+    wire: W,
+    key: Option<String>,
+    gate: Option<Gate>,
+    tool_names: Vec<String>,
+    /// Frames of the pictures in the history, oldest first.
+    frames: Vec<String>,
+    /// The server refused pictures once: none are sent any more.
+    no_pictures: bool,
+    /// The last reply's calls were read from text: their results go back as text.
+    text_calls: bool,
+    text_call_n: u64,
+    /// Tokens of the last request (input, cache read and write) and its reply.
+    last_prompt_tokens: u64,
+    last_output_tokens: u64,
+    /// Characters of history not yet counted by a reply's usage.
+    pending_chars: usize,
+    pending_pictures: u64,
+    repairs: Repairs,
+}
+
+/// The system text addition when the model has no native tool calls.
+pub fn text_protocol(tools: &[ToolDef]) -> String {
+    let list: Vec<Value> = tools
+        .iter()
+        .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.input_schema}))
+        .collect();
+    format!(
+        "\n\nTools: answer with exactly one JSON object {{\"name\": TOOL, \"arguments\": {{...}}}} to call a tool; \
+         its result comes back in the next message. Answer without such an object to end your turn. The tools:\n{}",
+        serde_json::to_string(&list).unwrap_or_default()
+    )
+}
+
+impl<W: Wire> ChatSession<W> {
+    /// A session over `wire` (already holding the system text and tools).
+    pub fn new(
+        cfg: Arc<ModelConfig>,
+        wire: W,
+        key: Option<String>,
+        gate: Option<Gate>,
+        tools: &[ToolDef],
+    ) -> Self {
+        let start_chars =
+            serde_json::to_string(&wire_start_size(tools)).map_or(0, |s| s.len()) + cfg.model.len();
+        ChatSession {
+            cfg,
+            wire,
+            key,
+            gate,
+            tool_names: tools.iter().map(|t| t.name.clone()).collect(),
+            frames: Vec::new(),
+            no_pictures: false,
+            text_calls: false,
+            text_call_n: 0,
+            last_prompt_tokens: 0,
+            last_output_tokens: 0,
+            pending_chars: start_chars,
+            pending_pictures: 0,
+            repairs: Repairs::default(),
+        }
+    }
+
+    /// Why a picture cannot be sent, if it cannot.
+    fn picture_refusal(&self, png: &[u8]) -> Option<String> {
+        if self.no_pictures {
+            return Some("the server refused pictures".into());
+        }
+        if !self.cfg.capabilities.images {
+            return Some("this model takes no pictures".into());
+        }
+        if let Some(max) = self.cfg.image_max_bytes {
+            if png.len() as u64 > max {
+                return Some(format!("{} bytes is above image_max_bytes {max}", png.len()));
+            }
+        }
+        if let (Some(max), Some((w, h))) = (self.cfg.image_max_px, png_size(png)) {
+            if w.max(h) > max {
+                return Some(format!("{w}x{h} px is above image_max_px {max}"));
+            }
+        }
+        None
+    }
+
+    fn parts(&mut self, blocks: &[Block]) -> Vec<Block> {
+        let mut parts = Vec::new();
+        for b in blocks {
+            match b {
+                Block::Text(t) => {
+                    self.pending_chars += t.len();
+                    parts.push(Block::Text(t.clone()));
+                }
+                Block::Image { frame, png } => match self.picture_refusal(png) {
+                    Some(why) => {
+                        self.repairs.pictures_dropped += 1;
+                        let line = picture_line(frame, &why);
+                        self.pending_chars += line.len();
+                        parts.push(Block::Text(line));
+                    }
+                    None => {
+                        self.pending_pictures += 1;
+                        self.frames.push(frame.clone());
+                        parts.push(Block::Image { frame: frame.clone(), png: png.clone() });
+                    }
+                },
+                Block::ToolResult { call_id, content, is_error } => {
+                    self.pending_chars += content.len() + call_id.len();
+                    if self.text_calls {
+                        parts.push(Block::Text(format!("Tool result for call {call_id}:\n{content}")));
+                    } else {
+                        parts.push(Block::ToolResult {
+                            call_id: call_id.clone(),
+                            content: content.clone(),
+                            is_error: *is_error,
+                        });
+                    }
+                }
+            }
+        }
+        parts
+    }
+
+    /// Replaces all but the newest `keep` pictures of the history with a line of text.
+    fn keep_pictures(&mut self, keep: usize, why: &str) {
+        let n = self.frames.len();
+        if n <= keep {
+            return;
+        }
+        let drop = n - keep;
+        let frames: Vec<String> = self.frames.drain(..drop).collect();
+        let mut k = 0;
+        for msg in self.wire.history_mut().iter_mut() {
+            replace_pictures(msg, &mut k, &frames, why, W::is_picture);
+        }
+        self.repairs.pictures_dropped += drop as u64;
+    }
+
+    fn reply(&mut self, parsed: Parsed, latency_s: f64) -> Reply {
+        self.wire.push_assistant(parsed.assistant.clone());
+        let u = parsed.usage;
+        self.last_prompt_tokens = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
+        self.last_output_tokens = u.output_tokens;
+        self.pending_chars = 0;
+        self.pending_pictures = 0;
+        let mut tool_calls = parsed.tool_calls;
+        self.text_calls = false;
+        if tool_calls.is_empty() {
+            let names: Vec<&str> = self.tool_names.iter().map(String::as_str).collect();
+            if let Some(c) = repair::tool_call_from_text(&parsed.text, &names) {
+                self.text_call_n += 1;
+                self.text_calls = true;
+                self.repairs.fallback_protocol += 1;
+                tool_calls.push(ToolCall {
+                    id: format!("text_{}", self.text_call_n),
+                    name: c.name,
+                    arguments: c.arguments,
+                });
+            }
+        }
+        let stop =
+            if !tool_calls.is_empty() && parsed.stop == Stop::End { Stop::ToolUse } else { parsed.stop };
+        Reply {
+            text: parsed.text,
+            reasoning: parsed.reasoning,
+            reasoning_hidden: parsed.reasoning_hidden,
+            tool_calls,
+            stop,
+            usage: u,
+            latency_s,
+            repairs: std::mem::take(&mut self.repairs),
+        }
+    }
+
+    fn fail(&mut self, kind: ModelErrorKind, message: String, latency_s: f64) -> ModelError {
+        ModelError { kind, message, latency_s, repairs: std::mem::take(&mut self.repairs) }
+    }
+
+    fn pictures_refused(&self, f: &TryFailure) -> bool {
+        matches!(f, TryFailure::Status { status: 400 | 413 | 415 | 422, body, .. }
+            if !self.frames.is_empty() && (body.to_lowercase().contains("image") || body.to_lowercase().contains("picture")))
+    }
+}
+
+/// The size the system text and tools add to the first request, for the estimate.
+fn wire_start_size(tools: &[ToolDef]) -> Value {
+    json!(tools.iter().map(|t| json!([t.name, t.description, t.input_schema])).collect::<Vec<_>>())
+}
+
+/// The width and height of a PNG, from its IHDR.
+pub fn png_size(png: &[u8]) -> Option<(u32, u32)> {
+    if png.len() < 24 || &png[1..4] != b"PNG" {
+        return None;
+    }
+    let w = u32::from_be_bytes(png[16..20].try_into().ok()?);
+    let h = u32::from_be_bytes(png[20..24].try_into().ok()?);
+    Some((w, h))
+}
+
+fn replace_pictures(
+    v: &mut Value,
+    k: &mut usize,
+    frames: &[String],
+    why: &str,
+    is_picture: fn(&Value) -> bool,
+) {
+    if *k < frames.len() && v.is_object() && is_picture(v) {
+        *v = json!({"type": "text", "text": picture_line(&frames[*k], why)});
+        *k += 1;
+        return;
+    }
+    match v {
+        Value::Array(items) => {
+            for it in items {
+                replace_pictures(it, k, frames, why, is_picture);
+            }
+        }
+        Value::Object(o) => {
+            for (_, it) in o.iter_mut() {
+                replace_pictures(it, k, frames, why, is_picture);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The wait before try `k + 1` after try `k` failed: `wait_s · factor^(k−1)`, or the longer
+/// `Retry-After`, at most `max_wait_s`.
+pub fn wait_before_next(r: &Retry, k: u32, retry_after_s: Option<f64>) -> f64 {
+    let formula = r.wait_s * r.factor.powi(k.saturating_sub(1) as i32);
+    formula.max(retry_after_s.unwrap_or(0.0)).min(r.max_wait_s)
+}
+
+impl<W: Wire> Session for ChatSession<W> {
+    fn send(&mut self, blocks: &[Block], ctx: &mut CallCtx) -> Result<Reply, ModelError> {
+        let parts = self.parts(blocks);
+        self.wire.push(parts, &self.cfg.capabilities);
+        if let Some(keep) = self.cfg.keep_pictures {
+            self.keep_pictures(keep as usize, &format!("keep_pictures = {keep}"));
+        }
+        let cfg = self.cfg.clone();
+        let url = self.wire.url(&cfg.base_url());
+        let headers = self.wire.headers(self.key.as_deref());
+        let mut waited_s = 0.0;
+        let mut try_n: u32 = 1;
+        loop {
+            if let Some(g) = &self.gate {
+                let r = g.acquire(&mut |w| {
+                    (ctx.report)(CallEvent::Wait { wait_s: w, cause: "calls_per_minute".into() })
+                });
+                if let Err(e) = r {
+                    return Err(self.fail(ModelErrorKind::Limit, format!("the call gate failed: {e}"), 0.0));
+                }
+            }
+            let body = self.wire.body(&cfg);
+            let limit_bound = ctx.limit_s <= cfg.timeout_s;
+            let timeout_s = ctx.limit_s.min(cfg.timeout_s);
+            let failure = match http::send(reqwest::Method::POST, &url, &headers, Some(body), timeout_s) {
+                Ok(a) => {
+                    let parsed = serde_json::from_slice::<Value>(&a.body)
+                        .map_err(|e| format!("the reply is not JSON: {e}"))
+                        .and_then(|v| self.wire.parse(&v));
+                    return match parsed {
+                        Ok(p) => Ok(self.reply(p, a.latency_s)),
+                        Err(e) => {
+                            Err(self.fail(ModelErrorKind::NoReply, format!("malformed reply: {e}"), 0.0))
+                        }
+                    };
+                }
+                Err(TryFailure::Timeout) if limit_bound => {
+                    let msg = format!("cut at the call's time limit of {:.1} s", ctx.limit_s);
+                    return Err(self.fail(ModelErrorKind::TimeLimit, msg, ctx.limit_s));
+                }
+                Err(f) => f,
+            };
+            if self.pictures_refused(&failure) && try_n < cfg.retry.tries {
+                // A repair turn: the same request without pictures.
+                self.no_pictures = true;
+                self.keep_pictures(0, "the server refused pictures");
+                try_n += 1;
+                (ctx.report)(CallEvent::Retry { try_n, wait_s: 0.0, cause: "pictures refused".into() });
+                continue;
+            }
+            if !failure.retryable() {
+                return Err(self.fail(ModelErrorKind::NoReply, failure.message(), 0.0));
+            }
+            if try_n >= cfg.retry.tries {
+                let msg = format!("no reply after {try_n} tries: {}", failure.message());
+                return Err(self.fail(ModelErrorKind::NoReply, msg, 0.0));
+            }
+            let wait = wait_before_next(&cfg.retry, try_n, retry_after(&failure));
+            if waited_s + wait > cfg.retry.total_wait_s + 1e-9 {
+                let msg = format!(
+                    "no reply after {try_n} tries: the next wait of {wait:.1} s would pass total_wait_s {} ({})",
+                    cfg.retry.total_wait_s,
+                    failure.message()
+                );
+                return Err(self.fail(ModelErrorKind::NoReply, msg, 0.0));
+            }
+            try_n += 1;
+            (ctx.report)(CallEvent::Retry { try_n, wait_s: wait, cause: failure.cause() });
+            std::thread::sleep(Duration::from_secs_f64(wait));
+            waited_s += wait;
+        }
+    }
+
+    fn usd(&self, usage: &Usage) -> f64 {
+        self.cfg.usd(usage)
+    }
+
+    fn estimate(&self, blocks: &[Block]) -> Usage {
+        let mut chars = self.pending_chars;
+        let mut pictures = self.pending_pictures;
+        for b in blocks {
+            match b {
+                Block::Text(t) => chars += t.len(),
+                Block::ToolResult { content, call_id, .. } => chars += content.len() + call_id.len(),
+                Block::Image { .. } => pictures += 1,
+            }
+        }
+        // About three characters a token for JSON-heavy text: an estimate on the high side.
+        let new_tokens = chars.div_ceil(3) as u64 + pictures * self.cfg.image_tokens;
+        Usage {
+            input_tokens: self.last_prompt_tokens + self.last_output_tokens + new_tokens,
+            output_tokens: u64::from(self.cfg.max_output_tokens),
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        }
+    }
+}
+
+fn retry_after(f: &TryFailure) -> Option<f64> {
+    match f {
+        TryFailure::Status { retry_after_s, .. } => *retry_after_s,
+        _ => None,
+    }
+}
+
+/// A request body borrowing the history: `model`, `system` (when given), `messages`, then the
+/// rest (tools, settings) in order.
+#[derive(serde::Serialize)]
+struct BodyRef<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<&'a str>,
+    messages: &'a [Value],
+    #[serde(flatten)]
+    rest: serde_json::Map<String, Value>,
+}
+
+/// Serializes a request body without copying the history.
+pub fn body_bytes(model: &str, system: Option<&str>, messages: &[Value], rest: Value) -> Vec<u8> {
+    let rest = match rest {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    serde_json::to_vec(&BodyRef { model, system, messages, rest }).unwrap_or_default()
+}
+
+/// Sets a dotted field (`a.b.c`) of a JSON object.
+pub fn set_path(body: &mut Value, path: &str, value: Value) {
+    let mut cur = body;
+    let keys: Vec<&str> = path.split('.').collect();
+    for (i, k) in keys.iter().enumerate() {
+        if i + 1 == keys.len() {
+            cur[*k] = value;
+            return;
+        }
+        if !cur.get(*k).is_some_and(Value::is_object) {
+            cur[*k] = json!({});
+        }
+        cur = &mut cur[*k];
+    }
+}
+
+/// Adds the effort and the output limit of the model file to a body.
+pub fn apply_settings(body: &mut Value, cfg: &ModelConfig, default_max_param: &str) {
+    let param = cfg.max_tokens_param.as_deref().unwrap_or(default_max_param);
+    body[param] = json!(cfg.max_output_tokens);
+    if let (Some(effort), Some(field)) = (&cfg.effort, &cfg.effort_field) {
+        let v = cfg
+            .effort_map
+            .get(effort)
+            .and_then(|t| serde_json::to_value(t).ok())
+            .unwrap_or_else(|| json!(effort));
+        set_path(body, field, v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waits_follow_the_formula_and_the_longer_retry_after() {
+        let r = Retry::default();
+        assert_eq!(wait_before_next(&r, 1, None), 2.0);
+        assert_eq!(wait_before_next(&r, 2, None), 4.0);
+        assert_eq!(wait_before_next(&r, 3, None), 8.0);
+        assert_eq!(wait_before_next(&r, 2, Some(7.0)), 7.0);
+        assert_eq!(wait_before_next(&r, 3, Some(1.0)), 8.0);
+        assert_eq!(wait_before_next(&r, 9, None), 30.0);
+        assert_eq!(wait_before_next(&r, 1, Some(100.0)), 30.0);
+    }
+
+    #[test]
+    fn dotted_fields_nest() {
+        let mut b = json!({"model": "m"});
+        set_path(&mut b, "chat_template_kwargs.enable_thinking", json!(true));
+        set_path(&mut b, "reasoning_effort", json!("low"));
+        assert_eq!(
+            b,
+            json!({"model": "m", "chat_template_kwargs": {"enable_thinking": true}, "reasoning_effort": "low"})
+        );
+    }
+
+    #[test]
+    fn effort_and_the_output_limit_follow_the_model_file() {
+        let text = "provider = \"openai\"\nmodel = \"m\"\neffort = \"high\"\neffort_field = \"chat_template_kwargs.enable_thinking\"\nmax_tokens_param = \"max_completion_tokens\"\nmax_output_tokens = 77\n[effort_map]\nhigh = true\n";
+        let cfg = ModelConfig::parse(text, std::path::Path::new("m.toml")).unwrap();
+        let mut b = json!({"model": "m"});
+        apply_settings(&mut b, &cfg, "max_tokens");
+        assert_eq!(
+            b,
+            json!({"model": "m", "max_completion_tokens": 77, "chat_template_kwargs": {"enable_thinking": true}})
+        );
+        // Without a map entry the word itself is sent.
+        let text =
+            "provider = \"openai\"\nmodel = \"m\"\neffort = \"low\"\neffort_field = \"reasoning_effort\"\n";
+        let cfg = ModelConfig::parse(text, std::path::Path::new("m.toml")).unwrap();
+        let mut b = json!({});
+        apply_settings(&mut b, &cfg, "max_tokens");
+        assert_eq!(b, json!({"max_tokens": 4096, "reasoning_effort": "low"}));
+    }
+
+    #[test]
+    fn png_size_reads_the_header() {
+        let mut pic = Vec::new();
+        {
+            let mut enc = png::Encoder::new(&mut pic, 4, 3);
+            enc.set_color(png::ColorType::Rgb);
+            let mut w = enc.write_header().unwrap();
+            w.write_image_data(&[0u8; 36]).unwrap();
+        }
+        assert_eq!(png_size(&pic), Some((4, 3)));
+        assert_eq!(png_size(b"not a png at all, no"), None);
+    }
+}

@@ -1,0 +1,112 @@
+//! Language models in the loop: model files, the provider registry, the HTTP clients and their
+//! repairs, and the stub model server.
+//!
+//! - [`config`]: model files (TOML), checked whole before any run.
+//! - [`chat`]: the HTTP session every provider shares: history, pictures, tries, the gate.
+//! - [`openai`], [`anthropic`]: the two wire protocols.
+//! - [`repair`]: tool calls written as text, inline reasoning.
+//! - [`gate`]: `calls_per_minute` across the runs and processes of one invocation.
+//! - [`http`]: the runtime and the HTTP client.
+//! - [`stub`]: the stub model server (OpenAI chat completions and Anthropic messages).
+//! - [`probe`]: `models --config NAME`: the server's models and two test requests.
+//!
+//! A provider is one module with a [`chat::Wire`] (or its own [`Client`]) and one line in
+//! [`PROVIDERS`]; a model file then names it with `provider = "..."`.
+
+pub mod anthropic;
+pub mod chat;
+pub mod config;
+pub mod gate;
+pub mod http;
+pub mod openai;
+pub mod probe;
+pub mod repair;
+pub mod stub;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::planners::interface::ToolDef;
+use crate::planners::scripted::ScriptedClient;
+use crate::planners::{Client, ModelError, ModelErrorKind, Session};
+
+use self::chat::{text_protocol, ChatSession, Wire};
+use self::config::{ModelConfig, Resolved};
+use self::gate::Gate;
+
+/// What the command line adds to a model file.
+#[derive(Debug, Clone, Default)]
+pub struct ClientOptions {
+    /// The scripted planner's think time per call, mission seconds.
+    pub think_s: f64,
+    /// The gate file of this invocation (made by the parent process).
+    pub gate_file: Option<PathBuf>,
+}
+
+/// Makes the client of a model file.
+pub type Factory = fn(&Resolved, &ClientOptions) -> Result<Box<dyn Client>, String>;
+
+/// The registry: provider name → factory.
+pub const PROVIDERS: &[(&str, Factory)] = &[
+    ("openai", |r, o| http_client(r, o, openai::OpenAiWire::new)),
+    ("anthropic", |r, o| http_client(r, o, anthropic::AnthropicWire::new)),
+    ("scripted", |r, o| Ok(Box::new(ScriptedClient { think_s: o.think_s, name: r.name.clone() }))),
+];
+
+/// The client of a resolved model file.
+pub fn client(r: &Resolved, o: &ClientOptions) -> Result<Box<dyn Client>, String> {
+    let f =
+        PROVIDERS.iter().find(|(n, _)| *n == r.config.provider).map(|(_, f)| f).ok_or_else(|| {
+            format!("{}: at provider: no provider \"{}\"", r.file.display(), r.config.provider)
+        })?;
+    f(r, o)
+}
+
+type NewWire<W> = fn(&str, &str, &[ToolDef]) -> W;
+
+fn http_client<W: Wire + 'static>(
+    r: &Resolved,
+    o: &ClientOptions,
+    new_wire: NewWire<W>,
+) -> Result<Box<dyn Client>, String> {
+    let gate = match (r.config.limits.calls_per_minute, &o.gate_file) {
+        (Some(n), Some(f)) => {
+            Some(Gate::new(f, n).map_err(|e| format!("the call gate file {}: {e}", f.display()))?)
+        }
+        _ => None,
+    };
+    Ok(Box::new(HttpClient { name: r.name.clone(), cfg: Arc::new(r.config.clone()), gate, new_wire }))
+}
+
+/// A client over HTTP for one wire.
+pub struct HttpClient<W: Wire> {
+    name: String,
+    cfg: Arc<ModelConfig>,
+    gate: Option<Gate>,
+    new_wire: NewWire<W>,
+}
+
+impl<W: Wire + 'static> Client for HttpClient<W> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn start(&self, system: &str, tools: &[ToolDef]) -> Result<Box<dyn Session>, ModelError> {
+        let key = self.cfg.api_key().map_err(|e| ModelError::new(ModelErrorKind::Limit, e))?;
+        let native = self.cfg.capabilities.tools;
+        let wire = if native {
+            (self.new_wire)(&self.cfg.model, system, tools)
+        } else {
+            (self.new_wire)(&self.cfg.model, &format!("{system}{}", text_protocol(tools)), &[])
+        };
+        Ok(Box::new(ChatSession::new(self.cfg.clone(), wire, key, self.gate.clone(), tools)))
+    }
+}
+
+/// The names of the registered providers.
+pub fn provider_names() -> Vec<&'static str> {
+    PROVIDERS.iter().map(|(n, _)| *n).collect()
+}
+
+/// The config type is also what `run` resolves; re-exported for the command line.
+pub use self::config::resolve;

@@ -1,9 +1,0 @@
-//! What only planners use: cost tables per condition and plan costs ([`costs`]), the plan
-//! checker ([`plancheck`]) and the classical mission planner ([`mission`]).
-//!
-//! They live with the harness because the harness's planners and tools are their only users; the
-//! farm model they stand on is `acres_farm`.
-
-pub mod costs;
-pub mod mission;
-pub mod plancheck;

@@ -1,0 +1,229 @@
+//! The closed sets of words in run rows: modes, profiles, worlds, wake reasons, end codes, stops,
+//! views.
+//!
+//! Each is a serde enum written in snake_case; an unknown word fails the decode of its row.
+//! [`Mode`] and friends also have `as_str()` for tables and folder names.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::planners::interface::{Stop, WakeReason};
+
+/// Implements `as_str()` and `Display` from a list of variant and word pairs.
+macro_rules! words {
+    ($ty:ident { $($variant:ident => $word:literal),+ $(,)? }) => {
+        impl $ty {
+            /// The word of this value as it is written in a row.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $word),+
+                }
+            }
+        }
+
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+    };
+}
+
+/// The mode of a run: who plans and which tools it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// No model: the mission planner orders the fields, the skills drive.
+    Classical,
+    /// A model with read, dispatch and note.
+    Text,
+    /// A model with look, read, dispatch, note and a map picture in each wake-up.
+    Visual,
+    /// As visual, plus plan; goto and scout need an accepted plan.
+    Checked,
+}
+words!(Mode { Classical => "classical", Text => "text", Visual => "visual", Checked => "checked" });
+
+/// The input profile: which facts the planner gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// Only what a real vehicle has (the default).
+    #[default]
+    Vehicle,
+    /// Also the object list of the simulator and the fuel energy of the core.
+    Simulator,
+}
+words!(Profile { Vehicle => "vehicle", Simulator => "simulator" });
+
+/// The world of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum World {
+    /// The core in the process of the harness.
+    Core,
+    /// The skill server in a ROS 2 process, over the link.
+    Link,
+}
+words!(World { Core => "core", Link => "link" });
+
+/// How a run ended: the `end` of the end row and of its score.
+///
+/// Only [`EndCode::Done`] can be a success; every other code names the limit, the fault or the
+/// loss that ended the run. [`EndCode::Incomplete`] is never written by a run: it is the end of
+/// the score of a folder without an end row (a run going on, or killed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndCode {
+    /// The planner ended a turn while no skill ran, no timer was set and no scenario event waited.
+    Done,
+    /// `limits.wake_ups` wake-ups were used.
+    LimitWakeUps,
+    /// `limits.tool_calls` tool calls were used.
+    LimitToolCalls,
+    /// The mission time reached `limits.sim_s`.
+    LimitSimTime,
+    /// The wall time reached `limits.wall_s`.
+    LimitWallTime,
+    /// The vehicle drove less than 50 m in `limits.stall_s` of mission time.
+    LimitStalled,
+    /// The model file's `calls_per_run` requests were made.
+    LimitModelCalls,
+    /// The next model call could pass a budget cap.
+    Budget,
+    /// A tool read the simulator's truth in the vehicle profile.
+    TruthRead,
+    /// Model calls failed (after their tries) while nothing else could go on.
+    ModelError,
+    /// The link to the skill server was lost.
+    LinkLost,
+    /// The loop stopped without an end code (a defect of the harness).
+    #[default]
+    Error,
+    /// Not an end of a run: the score of a folder without an end row.
+    Incomplete,
+}
+words!(EndCode {
+    Done => "done",
+    LimitWakeUps => "limit_wake_ups",
+    LimitToolCalls => "limit_tool_calls",
+    LimitSimTime => "limit_sim_time",
+    LimitWallTime => "limit_wall_time",
+    LimitStalled => "limit_stalled",
+    LimitModelCalls => "limit_model_calls",
+    Budget => "budget",
+    TruthRead => "truth_read",
+    ModelError => "model_error",
+    LinkLost => "link_lost",
+    Error => "error",
+    Incomplete => "incomplete",
+});
+
+impl EndCode {
+    /// Every end code, in the order of the enum.
+    pub const ALL: [EndCode; 13] = [
+        EndCode::Done,
+        EndCode::LimitWakeUps,
+        EndCode::LimitToolCalls,
+        EndCode::LimitSimTime,
+        EndCode::LimitWallTime,
+        EndCode::LimitStalled,
+        EndCode::LimitModelCalls,
+        EndCode::Budget,
+        EndCode::TruthRead,
+        EndCode::ModelError,
+        EndCode::LinkLost,
+        EndCode::Error,
+        EndCode::Incomplete,
+    ];
+}
+
+/// The kind of one block sent to a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockKind {
+    /// Text; the block has `text`.
+    Text,
+    /// A picture; the block has `frame`.
+    Image,
+    /// The result of a tool call; the block has `tool_call_id` and `text`.
+    ToolResult,
+}
+words!(BlockKind { Text => "text", Image => "image", ToolResult => "tool_result" });
+
+/// The view of a picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// The whole map.
+    Map,
+    /// A region of the map.
+    Zoom,
+    /// Two frames side by side.
+    Compare,
+}
+words!(View { Map => "map", Zoom => "zoom", Compare => "compare" });
+
+/// Who gave a plan verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanSource {
+    /// The plan checker of the run-time library.
+    PlanChecker,
+    /// The harness: unknown fields, the deadline and the fuel limit with the planner costs.
+    Harness,
+}
+words!(PlanSource { PlanChecker => "plan_checker", Harness => "harness" });
+
+/// The state of the reasoning text of a model in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningLogged {
+    /// The model offered no reasoning: none came back and none was counted (the default; also
+    /// runs without a model).
+    #[default]
+    NotOffered,
+    /// The reasoning text is logged in `reasoning`, apart from the answer.
+    Present,
+    /// The model reasoned (it counted reasoning tokens, or sent redacted thinking) but the
+    /// provider gave no text.
+    Absent,
+}
+words!(ReasoningLogged { NotOffered => "not_offered", Present => "present", Absent => "absent" });
+
+impl ReasoningLogged {
+    /// `present` when any reply logged reasoning text, `absent` when a model reasoned without
+    /// giving the text, else `not_offered`.
+    pub fn of(text_replies: u64, hidden_replies: u64) -> ReasoningLogged {
+        if text_replies > 0 {
+            ReasoningLogged::Present
+        } else if hidden_replies > 0 {
+            ReasoningLogged::Absent
+        } else {
+            ReasoningLogged::NotOffered
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_match_serde() {
+        let check = |word: &str, json: serde_json::Value| assert_eq!(json, serde_json::json!(word));
+        check(Mode::Checked.as_str(), serde_json::to_value(Mode::Checked).unwrap());
+        check(WakeReason::SkillEnded.as_str(), serde_json::to_value(WakeReason::SkillEnded).unwrap());
+        check(Stop::ToolUse.as_str(), serde_json::to_value(Stop::ToolUse).unwrap());
+        check(PlanSource::PlanChecker.as_str(), serde_json::to_value(PlanSource::PlanChecker).unwrap());
+        check(BlockKind::ToolResult.as_str(), serde_json::to_value(BlockKind::ToolResult).unwrap());
+        for code in EndCode::ALL {
+            check(code.as_str(), serde_json::to_value(code).unwrap());
+        }
+        check(
+            ReasoningLogged::NotOffered.as_str(),
+            serde_json::to_value(ReasoningLogged::NotOffered).unwrap(),
+        );
+    }
+}

@@ -1,0 +1,274 @@
+//! The score of a run: the [`Score`] of the end row, the score table and the JSON scores.
+//!
+//! [`load_scores`] reads every run folder below a path (as validate finds them) and takes the
+//! scenario, the mode, the model and the profile from the `run` row and the score from the
+//! `end` row. A folder without an end row (a run going on, or killed) appears with the end
+//! `incomplete`, its time, wake-ups, tool calls, model errors and tokens counted from its rows.
+//! A folder whose first row is not a readable `run` row is left out (validate reports it).
+//!
+//! [`format_table`] gives one fixed-width line for each run and a summary line; [`to_json`] gives
+//! the full scores, sorted by folder, in a stable order.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use acres_vehicle::ResultCode;
+
+use super::kinds::{EndCode, Mode, Profile, ReasoningLogged};
+use super::rows::{Row, Usage};
+use super::validate::find_run_folders;
+use super::RUN_FILE;
+
+/// The score of one run, as written in the end row.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Score {
+    /// The input profile.
+    pub profile: Profile,
+    /// Whether every check of the scenario holds.
+    pub success: bool,
+    /// How the run ended (the end code).
+    pub end: EndCode,
+    /// The scouted fields in scout order.
+    pub scouted: Vec<String>,
+    /// The mission time at the end, s.
+    pub time_s: f64,
+    /// The thinking time charged on the mission clock, s.
+    pub charged_s: f64,
+    /// The fuel energy of the simulator, MJ.
+    pub fuel_mj: f64,
+    /// The result codes of the skills and their counts (`{"blocked": 1, "succeeded": 4}`).
+    pub codes: BTreeMap<ResultCode, u64>,
+    /// Plans refused by the plan checker or the harness.
+    pub refused_plans: u64,
+    /// Wake-ups of the planner.
+    pub wake_ups: u64,
+    /// Tool calls of the planner.
+    pub tool_calls: u64,
+    /// Tokens of all model calls: input, output, cache read and cache write.
+    pub tokens: u64,
+    /// The same tokens by kind.
+    pub usage: Usage,
+    /// The estimated cost, USD.
+    pub usd: f64,
+    /// Uses of ask_operator.
+    pub interventions: u64,
+    /// The state of the reasoning text in the log.
+    pub reasoning_logged: ReasoningLogged,
+    /// Repairs: reminders sent.
+    pub reminders: u64,
+    /// Repairs: arguments against the schema, or unknown tools.
+    pub schema_errors: u64,
+    /// Repairs: tool calls read from text, or repair turns.
+    pub fallback_protocol: u64,
+    /// Repairs: pictures replaced by a line of text.
+    pub pictures_dropped: u64,
+    /// Repairs: model calls that gave no reply.
+    pub model_errors: u64,
+}
+
+/// One line of the score table: a run folder and its score.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScoreLine {
+    /// The run folder, relative to the path given to [`load_scores`] (`/`-separated).
+    pub folder: String,
+    /// The scenario id.
+    pub scenario: String,
+    /// The mode.
+    pub mode: Mode,
+    /// The model configuration name.
+    pub model: String,
+    /// The input profile.
+    pub profile: Profile,
+    /// The score of the end row, or a partial one with the end `incomplete`.
+    pub score: Score,
+}
+
+/// The scores of every run folder at or below `path`, sorted by folder.
+pub fn load_scores(path: &Path) -> Vec<ScoreLine> {
+    let mut lines: Vec<ScoreLine> = find_run_folders(path)
+        .into_iter()
+        .filter_map(|folder| {
+            let relative = folder.strip_prefix(path).ok().filter(|r| !r.as_os_str().is_empty());
+            let name = match relative {
+                Some(r) => {
+                    r.components().map(|c| c.as_os_str().to_string_lossy()).collect::<Vec<_>>().join("/")
+                }
+                None => folder
+                    .file_name()
+                    .map_or_else(|| folder.display().to_string(), |n| n.to_string_lossy().into()),
+            };
+            load_one(&folder, name)
+        })
+        .collect();
+    lines.sort_by(|a, b| a.folder.cmp(&b.folder));
+    lines
+}
+
+/// The score line of one folder, or `None` without a readable run row.
+fn load_one(folder: &Path, name: String) -> Option<ScoreLine> {
+    let text = fs::read(folder.join(RUN_FILE)).ok()?;
+    let text = String::from_utf8_lossy(&text);
+    let mut rows = text.lines().filter_map(|line| Row::decode(line).ok());
+    let Some(Row::Run(run)) = rows.next() else { return None };
+    let mut partial = Score { profile: run.profile, end: EndCode::Incomplete, ..Score::default() };
+    let mut last = None;
+    let (mut text_replies, mut hidden_replies) = (0, 0);
+    for row in rows {
+        partial.time_s = partial.time_s.max(row.t());
+        match &row {
+            Row::Wake(_) => partial.wake_ups += 1,
+            Row::Tool(_) => partial.tool_calls += 1,
+            Row::ModelError(e) => {
+                partial.model_errors += 1;
+                partial.fallback_protocol += e.repairs.fallback_protocol;
+                partial.pictures_dropped += e.repairs.pictures_dropped;
+            }
+            Row::ModelReply(reply) => {
+                let u = reply.usage;
+                partial.tokens += u.total();
+                partial.usage.input_tokens += u.input_tokens;
+                partial.usage.output_tokens += u.output_tokens;
+                partial.usage.cache_read_tokens += u.cache_read_tokens;
+                partial.usage.cache_write_tokens += u.cache_write_tokens;
+                partial.usd += reply.usd;
+                partial.fallback_protocol += reply.repairs.fallback_protocol;
+                partial.pictures_dropped += reply.repairs.pictures_dropped;
+                text_replies += u64::from(reply.reasoning.is_some());
+                hidden_replies += u64::from(reply.reasoning_hidden);
+            }
+            _ => {}
+        }
+        last = Some(row);
+    }
+    partial.reasoning_logged = ReasoningLogged::of(text_replies, hidden_replies);
+    let score = match last {
+        Some(Row::End(end)) => end.score,
+        _ => partial,
+    };
+    Some(ScoreLine {
+        folder: name,
+        scenario: run.scenario,
+        mode: run.mode,
+        model: run.model,
+        profile: run.profile,
+        score,
+    })
+}
+
+/// The headers of the score table, in column order.
+pub const COLUMNS: [&str; 23] = [
+    "scenario",
+    "mode",
+    "model",
+    "profile",
+    "success",
+    "end",
+    "scouted",
+    "time_s",
+    "charged_s",
+    "fuel_mj",
+    "codes",
+    "refused_plans",
+    "wake_ups",
+    "tool_calls",
+    "tokens",
+    "usd",
+    "interventions",
+    "reasoning_logged",
+    "reminders",
+    "schema_errors",
+    "fallback_protocol",
+    "pictures_dropped",
+    "model_errors",
+];
+
+/// The cells of one line, in the order of [`COLUMNS`]; numbers are right-aligned.
+fn cells(line: &ScoreLine) -> [(String, bool); 23] {
+    let s = &line.score;
+    let list = |v: &[String]| if v.is_empty() { "-".to_string() } else { v.join(",") };
+    let codes = if s.codes.is_empty() {
+        "-".to_string()
+    } else {
+        s.codes.iter().map(|(code, n)| format!("{}:{n}", code.as_str())).collect::<Vec<_>>().join(",")
+    };
+    let text = |v: String| (v, false);
+    let num = |v: String| (v, true);
+    [
+        text(line.scenario.clone()),
+        text(line.mode.to_string()),
+        text(line.model.clone()),
+        text(line.profile.to_string()),
+        text(if s.success { "yes" } else { "no" }.into()),
+        text(s.end.to_string()),
+        text(list(&s.scouted)),
+        num(format!("{:.1}", s.time_s)),
+        num(format!("{:.1}", s.charged_s)),
+        num(format!("{:.2}", s.fuel_mj)),
+        text(codes),
+        num(s.refused_plans.to_string()),
+        num(s.wake_ups.to_string()),
+        num(s.tool_calls.to_string()),
+        num(s.tokens.to_string()),
+        num(format!("{:.4}", s.usd)),
+        num(s.interventions.to_string()),
+        text(s.reasoning_logged.to_string()),
+        num(s.reminders.to_string()),
+        num(s.schema_errors.to_string()),
+        num(s.fallback_protocol.to_string()),
+        num(s.pictures_dropped.to_string()),
+        num(s.model_errors.to_string()),
+    ]
+}
+
+/// The score table: a header, one line for each run (in the given order), and the summary line
+/// `N runs, K succeeded`. Columns are two spaces apart; no cell has a space.
+///
+/// ```
+/// use acres_harness::runfolder::score::{format_table, COLUMNS};
+/// let table = format_table(&[]);
+/// assert!(table.starts_with(COLUMNS[0]));
+/// assert!(table.ends_with("0 runs, 0 succeeded\n"));
+/// ```
+pub fn format_table(lines: &[ScoreLine]) -> String {
+    let header: Vec<(String, bool)> = COLUMNS.iter().map(|c| (c.to_string(), false)).collect();
+    let body: Vec<Vec<(String, bool)>> = lines.iter().map(|l| cells(l).to_vec()).collect();
+    let mut widths: Vec<usize> = COLUMNS.iter().map(|c| c.len()).collect();
+    for row in &body {
+        for (w, (cell, _)) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&body) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|((cell, right), w)| {
+                let cell = cell.replace(char::is_whitespace, "_");
+                if *right {
+                    format!("{cell:>w$}")
+                } else {
+                    format!("{cell:<w$}")
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    let succeeded = lines.iter().filter(|l| l.score.success).count();
+    out.push_str(&format!("{} runs, {succeeded} succeeded\n", lines.len()));
+    out
+}
+
+/// The full scores as JSON: an array of `{folder, scenario, mode, model, profile, score}`,
+/// sorted by folder, with the keys in a fixed order.
+pub fn to_json(lines: &[ScoreLine]) -> Value {
+    let mut sorted: Vec<&ScoreLine> = lines.iter().collect();
+    sorted.sort_by(|a, b| a.folder.cmp(&b.folder));
+    serde_json::to_value(sorted).expect("scores always serialize")
+}

@@ -1,0 +1,483 @@
+//! The state of one run that the loop and the tools share: the world behind the guard, the
+//! knowledge store, the accepted plan, notes, the visual memory, counters, and the run log.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::planners::planning::costs::{CostTable, PLANNED_ENERGY_FACTOR, PLANNED_TIME_FACTOR};
+use acres_farm::geom::{Pose, Vec2};
+use acres_farm::route::{leg_path, LaneGraph, Leg};
+
+use crate::runfolder::recording::bag::BagError;
+use crate::runfolder::recording::Recorder;
+use crate::runfolder::rows::{FrameRow, Mode, Profile, Row, View as RowView};
+use crate::runfolder::writer::RunWriter;
+use crate::scenario::Scenario;
+use crate::tools::picture::{self, Scene, View};
+use crate::world::knowledge::{cell_center, scan_points, Knowledge};
+use crate::world::{Truth, WorldPort};
+
+/// A read of a truth value in the vehicle profile.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("TruthRead: {what} is simulator truth; the vehicle profile does not give it")]
+pub struct TruthRead {
+    /// What was read.
+    pub what: String,
+}
+
+/// An accepted plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcceptedPlan {
+    /// The fields in visit order.
+    pub visits: Vec<String>,
+    /// Ends at home.
+    pub return_home: bool,
+    /// Index of the next visit.
+    pub next: usize,
+    /// The legs' paths, for pictures and warnings: `(leg, path)`.
+    pub legs: Vec<(Leg, Vec<Vec2>)>,
+}
+
+impl AcceptedPlan {
+    /// The next field to visit.
+    pub fn next_visit(&self) -> Option<&str> {
+        self.visits.get(self.next).map(String::as_str)
+    }
+}
+
+/// One picture of the visual memory.
+#[derive(Debug, Clone)]
+pub struct Frame {
+    /// `f0001`, ...
+    pub id: String,
+    /// Mission time, s.
+    pub t_s: f64,
+    /// The PNG.
+    pub png: Arc<Vec<u8>>,
+    /// The view.
+    pub view: RowView,
+    /// The region asked for.
+    pub region: Option<Value>,
+    /// `[min_x, min_y, max_x, max_y]`.
+    pub view_box: [f64; 4],
+    /// Metres per pixel.
+    pub m_per_px: f64,
+}
+
+/// The start of a planned leg that begins off the cost table (the vehicle's position): its key is
+/// `goto:here>F53`.
+pub const HERE: &str = "here";
+
+/// The estimated cost of one leg of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegEstimate {
+    /// The leg (`goto` from `here` when it starts off the table); its key is `goto:H>F53`, ...
+    pub leg: Leg,
+    /// Planned time (table × 1.6), s.
+    pub planned_time_s: f64,
+    /// Planned energy (table × 1.5), MJ.
+    pub planned_energy_mj: f64,
+    /// The leg's path.
+    pub path: Vec<Vec2>,
+}
+
+/// Counters of the loop (the score's counts).
+#[derive(Debug, Clone, Default)]
+pub struct Counters {
+    /// Wake-ups.
+    pub wake_ups: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Refused plans.
+    pub refused_plans: u64,
+    /// Tokens: input, output, cache read and write.
+    pub tokens: u64,
+    /// USD.
+    pub usd: f64,
+    /// ask_operator uses.
+    pub interventions: u64,
+    /// Thinking time charged on the mission clock, s.
+    pub charged_s: f64,
+    /// Repairs.
+    pub reminders: u64,
+    /// Arguments that failed their schema, unknown tools.
+    pub schema_errors: u64,
+    /// Tool calls read from text.
+    pub fallback_protocol: u64,
+    /// Pictures replaced by text.
+    pub pictures_dropped: u64,
+    /// Calls without a reply.
+    pub model_errors: u64,
+    /// Stuck wake-ups.
+    pub stuck_wake_ups: u64,
+    /// Model calls.
+    pub model_calls: u64,
+    /// Replies that logged reasoning.
+    pub reasoning_replies: u64,
+    /// Replies whose model reasoned without giving the text.
+    pub hidden_reasoning_replies: u64,
+    /// Input tokens (not cached).
+    pub input_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Input tokens read from the cache.
+    pub cache_read_tokens: u64,
+    /// Input tokens written to the cache.
+    pub cache_write_tokens: u64,
+}
+
+/// Everything the loop and the tools share.
+pub struct RunState<'a> {
+    /// The scenario.
+    pub sc: &'a Scenario,
+    /// The mode.
+    pub mode: Mode,
+    /// The profile.
+    pub profile: Profile,
+    /// The world (use the guard's methods for planner inputs).
+    pub world: Box<dyn WorldPort>,
+    /// The cost table of the scenario's map and condition.
+    pub table: CostTable,
+    /// The lane graph.
+    pub graph: LaneGraph,
+    /// The knowledge store.
+    pub knowledge: Knowledge,
+    /// The accepted plan.
+    pub plan: Option<AcceptedPlan>,
+    /// Fields removed from the mission (scouted, or dropped from an accepted plan).
+    pub removed: BTreeSet<String>,
+    /// Notes.
+    pub notes: Vec<String>,
+    /// The visual memory.
+    pub frames: Vec<Frame>,
+    /// Recent events for `read events`.
+    pub events: Vec<Value>,
+    /// Operator requests so far: `(t, text)`.
+    pub requests: Vec<(f64, String)>,
+    /// The driven path (a point each 0.5 s).
+    pub driven: Vec<Vec2>,
+    /// `ask_operator` is on.
+    pub operator_on: bool,
+    /// The timer of `wait` while a skill runs: mission time it fires.
+    pub timer_s: Option<f64>,
+    /// The run log.
+    pub writer: RunWriter,
+    /// Counters.
+    pub counters: Counters,
+    /// Estimated fuel energy used (cost-table rates × driven distance), MJ.
+    pub energy_estimate_mj: f64,
+    /// Result codes of the skills: code → count.
+    pub codes: BTreeMap<acres_vehicle::ResultCode, u64>,
+    /// The wake-up in progress.
+    pub wake: u64,
+    /// A place of interest (the last blocked place), for `look around site`.
+    pub site: Option<Vec2>,
+    /// The last refused plan's place, drawn in red on the next picture.
+    pub highlight: Option<(Vec2, String)>,
+    /// Set when the planner read a truth value in the vehicle profile.
+    pub truth_read: Option<TruthRead>,
+    /// The episode recordings (`None`: not recording, or stopped by a write error).
+    pub recorder: Option<Recorder>,
+    /// Cost-table rates: lanes (s per m, MJ per m), fields (MJ per m).
+    rates: ((f64, f64), f64),
+}
+
+impl<'a> RunState<'a> {
+    /// A new state.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        sc: &'a Scenario,
+        mode: Mode,
+        profile: Profile,
+        world: Box<dyn WorldPort>,
+        table: CostTable,
+        writer: RunWriter,
+        operator_on: bool,
+    ) -> Self {
+        let rates = (per_metre(&table, "goto:"), per_metre(&table, "scout:").1);
+        let start = world.vehicle().pose.pos();
+        RunState {
+            sc,
+            mode,
+            profile,
+            world,
+            table,
+            graph: sc.lane_graph(),
+            knowledge: Knowledge::default(),
+            plan: None,
+            removed: BTreeSet::new(),
+            notes: Vec::new(),
+            frames: Vec::new(),
+            events: Vec::new(),
+            requests: Vec::new(),
+            driven: vec![start],
+            operator_on,
+            timer_s: None,
+            writer,
+            counters: Counters::default(),
+            energy_estimate_mj: 0.0,
+            codes: BTreeMap::new(),
+            wake: 0,
+            site: None,
+            highlight: None,
+            truth_read: None,
+            recorder: None,
+            rates,
+        }
+    }
+
+    /// Mission time, s.
+    pub fn t(&self) -> f64 {
+        self.world.t_s()
+    }
+
+    /// Writes a row; a failed write is reported once on stderr (the run goes on; validate will
+    /// report the folder).
+    pub fn log(&mut self, row: Row) {
+        if let Err(e) = self.writer.write(&row) {
+            eprintln!("acres-harness: cannot write {}: {e}", self.writer.path().display());
+        }
+        if let Some(r) = self.recorder.as_mut() {
+            let result = r.on_row(row);
+            self.recording_result(result);
+        }
+    }
+
+    /// Records the world after a control step (`swept`: the LiDAR made a sweep).
+    pub fn record_step(&mut self, swept: bool) {
+        if let Some(r) = self.recorder.as_mut() {
+            let result = r.on_step(&*self.world, self.energy_estimate_mj, swept);
+            self.recording_result(result);
+        }
+    }
+
+    /// Records an event of the skill server.
+    pub fn record_event(&mut self, e: &acres_vehicle::SkillEvent) {
+        if let Some(r) = self.recorder.as_mut() {
+            let result = r.on_event(e);
+            self.recording_result(result);
+        }
+    }
+
+    /// Finishes the recordings (summaries, final names); a failure is reported on stderr.
+    pub fn finish_recording(&mut self) {
+        if let Some(r) = self.recorder.take() {
+            let result = r.finish();
+            self.recording_result(result);
+        }
+    }
+
+    /// A failed recording write stops the recording (reported once on stderr; the run goes on
+    /// and validate reports the missing file).
+    fn recording_result(&mut self, result: Result<(), BagError>) {
+        if let Err(e) = result {
+            eprintln!("acres-harness: the episode recording stops: {e}");
+            self.recorder = None;
+        }
+    }
+
+    /// The truth, through the guard: in the vehicle profile this records a [`TruthRead`] (the
+    /// loop then stops the run) and gives nothing.
+    pub fn guarded_truth(&mut self, what: &str) -> Result<Truth, TruthRead> {
+        if self.profile == Profile::Vehicle {
+            let e = TruthRead { what: what.into() };
+            self.truth_read = Some(e.clone());
+            return Err(e);
+        }
+        self.world.truth().ok_or_else(|| TruthRead { what: format!("{what} (this world has no truth)") })
+    }
+
+    /// Adds the energy estimate of a step of `d_m` metres at `p`.
+    pub fn add_energy_estimate(&mut self, p: Vec2, d_m: f64) {
+        let rate = if self.sc.map_data.field_at(p).is_some() { self.rates.1 } else { self.rates.0 .1 };
+        self.energy_estimate_mj += rate * d_m;
+    }
+
+    /// Where the vehicle is for planning: `H`, a field (at its entry), or `None` (elsewhere).
+    pub fn planning_place(&self) -> Option<String> {
+        let p = self.world.vehicle().pose.pos();
+        let map = &self.sc.map_data;
+        if p.dist(map.home()) <= map.home_radius_m {
+            return Some("H".into());
+        }
+        map.fields.values().find(|f| f.entry_pos.dist(p) <= 15.0).map(|f| f.id.clone())
+    }
+
+    /// The planned legs of visiting `visits` from here (then home when `return_home`).
+    pub fn estimate(&self, visits: &[String], return_home: bool) -> Result<Vec<LegEstimate>, String> {
+        let map = &self.sc.map_data;
+        let mut out = Vec::new();
+        let from = self.planning_place();
+        let here = self.world.vehicle().pose.pos();
+        let mut legs: Vec<Leg> = Vec::new();
+        let mut first_from_here: Option<String> = None;
+        let mut at = from.clone();
+        for v in visits {
+            match &at {
+                Some(a) if a == v => {}
+                Some(a) => legs.push(Leg::goto(a, v)),
+                None => first_from_here = Some(v.clone()),
+            }
+            legs.push(Leg::scout(v));
+            at = Some(v.clone());
+        }
+        if return_home {
+            match &at {
+                Some(a) if a == "H" => {}
+                Some(a) => legs.push(Leg::ret(a)),
+                None => first_from_here = Some("H".into()),
+            }
+        }
+        if let Some(target) = first_from_here {
+            let node = if target == "H" { "H".to_string() } else { map.fields[&target].entry.clone() };
+            let path = self.graph.route_from_point(here, &node).ok_or("no route from here")?;
+            let (t_per_m, e_per_m) = self.rates.0;
+            out.push(LegEstimate {
+                leg: Leg::goto(HERE, &target),
+                planned_time_s: path.length_m() * t_per_m * PLANNED_TIME_FACTOR,
+                planned_energy_mj: path.length_m() * e_per_m * PLANNED_ENERGY_FACTOR,
+                path: path.points,
+            });
+        }
+        for leg in legs {
+            let c = self.table.leg(&leg).map_err(|e| e.to_string())?;
+            let path = leg_path(map, &self.graph, &leg).map(|p| p.points).unwrap_or_default();
+            out.push(LegEstimate {
+                leg,
+                planned_time_s: c.time_s * PLANNED_TIME_FACTOR,
+                planned_energy_mj: c.energy_mj * PLANNED_ENERGY_FACTOR,
+                path,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A picture of the run's state: renders, writes `frames/<id>.png` and its row, and keeps it
+    /// in the visual memory.
+    pub fn picture(&mut self, view: View, region: Option<Value>) -> Result<Frame, String> {
+        let id = format!("f{:04}", self.frames.len() + 1);
+        let map = self.sc.map_data.clone();
+        let mut scene = Scene::new(&map, view.clone());
+        scene.frame_id = id.clone();
+        scene.t_s = self.t();
+        scene.fields_in_play = self.sc.fields.clone();
+        scene.scouted = self.world.status().scouted;
+        scene.route = self.world.route_ahead();
+        scene.plan =
+            self.plan.as_ref().map(|p| p.legs.iter().map(|l| l.1.clone()).collect()).unwrap_or_default();
+        scene.driven = self.driven.clone();
+        scene.vehicle = self.world.vehicle().pose;
+        scene.site = self.site;
+        scene.blocked = self.knowledge.objects().into_iter().map(cell_center).collect();
+        scene.highlight = self.highlight.take();
+        match self.profile {
+            Profile::Vehicle => {
+                if let Some(s) = self.world.scan() {
+                    scene.returns = scan_points(s, self.world.sensor_pose());
+                }
+            }
+            Profile::Simulator => {
+                if let Ok(t) = self.guarded_truth("the sensed objects") {
+                    scene.objects = t
+                        .objects
+                        .iter()
+                        .map(|(id, kind, pose)| {
+                            let o = acres_core::objects::Object { id: *id, kind: *kind, pose: *pose };
+                            (*kind, o.body().obb)
+                        })
+                        .collect();
+                }
+            }
+        }
+        picture::view_box(&scene).map_err(|e| e.to_string())?;
+        let pic = picture::render(&scene);
+        let row_view = match view {
+            View::Map => RowView::Map,
+            View::Zoom(_) => RowView::Zoom,
+        };
+        self.store_frame(id, pic.png, row_view, region, pic.view_box, pic.m_per_px)
+    }
+
+    /// Writes a frame's file and row and keeps it in the visual memory.
+    pub fn store_frame(
+        &mut self,
+        id: String,
+        png: Vec<u8>,
+        view: RowView,
+        region: Option<Value>,
+        view_box: [f64; 4],
+        m_per_px: f64,
+    ) -> Result<Frame, String> {
+        let file = self.writer.write_frame(&id, &png).map_err(|e| format!("cannot write the frame: {e}"))?;
+        let frame = Frame {
+            id: id.clone(),
+            t_s: self.t(),
+            png: Arc::new(png),
+            view,
+            region: region.clone(),
+            view_box,
+            m_per_px,
+        };
+        self.log(Row::Frame(FrameRow {
+            t: self.t(),
+            wall: crate::clock::wall_now(),
+            id,
+            file,
+            view,
+            region,
+            view_box,
+            m_per_px,
+        }));
+        self.frames.push(frame.clone());
+        Ok(frame)
+    }
+
+    /// Keeps an event for `read events` (the last 40).
+    pub fn remember_event(&mut self, e: Value) {
+        self.events.push(e);
+        if self.events.len() > 40 {
+            self.events.remove(0);
+        }
+    }
+
+    /// The pose now.
+    pub fn pose(&self) -> Pose {
+        self.world.vehicle().pose
+    }
+
+    /// A short JSON of the running skill and the shield.
+    pub fn skill_json(&self) -> Value {
+        let st = self.world.status();
+        json!({
+            "skill": st.skill.map(|s| s.as_str()),
+            "id": st.id,
+            "state": st.state,
+            "progress": round(st.progress, 3),
+            "target": st.target,
+            "remaining_m": st.remaining_m.map(|r| round(r, 1)),
+        })
+    }
+}
+
+/// The average time (s per m) and energy (MJ per m) of the table's legs whose key starts with
+/// `prefix` (`goto:` for lanes, `scout:` for fields).
+fn per_metre(table: &CostTable, prefix: &str) -> (f64, f64) {
+    let (t, e, l) = table
+        .legs
+        .iter()
+        .filter(|(k, _)| k.starts_with(prefix))
+        .fold((0.0, 0.0, 0.0), |(t, e, l), (_, c)| (t + c.time_s, e + c.energy_mj, l + c.length_m));
+    if l > 0.0 {
+        (t / l, e / l)
+    } else {
+        (0.2, 0.01)
+    }
+}
+
+/// Rounds to `d` decimals (for readable results).
+pub fn round(v: f64, d: i32) -> f64 {
+    let k = 10f64.powi(d);
+    (v * k).round() / k
+}

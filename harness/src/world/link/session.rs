@@ -1,0 +1,335 @@
+//! The harness's end of one link: the attach, a reader thread (lines in; pongs answered here so
+//! that a busy planner cannot delay them; a step's sweep is turned into its scan here, off the
+//! loop's thread), a keeper thread (a `beat` every 0.2 s, a `ping` with
+//! each beat while none is outstanding, the loss checks) and the counts. Whatever the planner does, the keeper beats.
+//!
+//! The link is lost when the socket closes, when a ping gets no pong in
+//! [`PONG_TIMEOUT_S`](acres_link_protocol::PONG_TIMEOUT_S), or when no `step` comes for the
+//! silence limit; the first cause is kept.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use acres_link_protocol as link;
+use acres_vehicle::scan::Scan;
+use link::{FromBridge, FromHarness};
+
+use crate::world::LossCause;
+
+/// How often a ping goes (with a beat, one outstanding at a time), s: a link that stops
+/// answering is found between `PONG_TIMEOUT_S` and `PONG_TIMEOUT_S` + this.
+const PING_PERIOD_S: f64 = 0.2;
+
+/// Counts of the link, both ways.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// Lines sent.
+    pub sent: AtomicU64,
+    /// Bytes sent.
+    pub bytes_sent: AtomicU64,
+    /// Lines received.
+    pub received: AtomicU64,
+    /// Bytes received.
+    pub bytes_received: AtomicU64,
+    /// The newest ping round trip, µs (0: none yet).
+    pub rtt_us: AtomicU64,
+}
+
+/// What the threads share.
+pub struct Shared {
+    writer: Mutex<TcpStream>,
+    /// Counts.
+    pub counts: Counts,
+    lost: Mutex<Option<LossCause>>,
+    stop: AtomicBool,
+    last_step: Mutex<Instant>,
+    ping: Mutex<Option<(u64, Instant)>>,
+    /// The bridge's hello.
+    pub hello: link::Hello,
+}
+
+impl Shared {
+    /// Sends one message; a failed write loses the link.
+    pub fn send(&self, m: &FromHarness) {
+        let line = link::encode(m);
+        let ok = self.writer.lock().expect("writer lock").write_all(line.as_bytes()).is_ok();
+        self.counts.sent.fetch_add(1, Ordering::Relaxed);
+        self.counts.bytes_sent.fetch_add(line.len() as u64, Ordering::Relaxed);
+        if !ok {
+            self.lose(LossCause::WriteFailed);
+        }
+    }
+
+    /// Marks the link lost (the first cause stays) and closes the socket.
+    pub fn lose(&self, cause: LossCause) {
+        let mut l = self.lost.lock().expect("lost lock");
+        if l.is_none() {
+            *l = Some(cause);
+        }
+        drop(l);
+        if let Ok(w) = self.writer.lock() {
+            let _ = w.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Why the link was lost, if it was.
+    pub fn lost(&self) -> Option<LossCause> {
+        self.lost.lock().expect("lost lock").clone()
+    }
+
+    /// Seconds since the last step came.
+    pub fn step_age_s(&self) -> f64 {
+        self.last_step.lock().expect("step lock").elapsed().as_secs_f64()
+    }
+}
+
+/// A message from the bridge (not a pong), as the reader thread hands it over.
+#[derive(Debug)]
+pub struct Received {
+    /// The message.
+    pub msg: FromBridge,
+    /// The scan of a step's sweep (the vehicle's scan function), made on the reader thread.
+    pub scan: Option<Scan>,
+    /// The sweep's points (sensor frame), for the recording.
+    pub points: Option<Vec<[f32; 4]>>,
+    /// When the reader thread had the message decoded and its scan made: wall clock, s since
+    /// the UNIX epoch (the clock of ROS stamps on one machine; latency figures).
+    pub at_wall_s: f64,
+}
+
+/// An attached link.
+pub struct Session {
+    /// What the threads share.
+    pub shared: Arc<Shared>,
+    /// Messages from the bridge other than pongs.
+    pub rx: Receiver<Received>,
+    keeper: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Why a link could not be attached.
+#[derive(Debug, thiserror::Error)]
+pub enum AttachError {
+    /// No connection.
+    #[error("cannot connect to the bridge at {addr}: {why}")]
+    Connect {
+        /// host:port.
+        addr: String,
+        /// The last error.
+        why: String,
+    },
+    /// The bridge refused the attach.
+    #[error("the bridge refused the link ({code:?}): {reason}")]
+    Refused {
+        /// Why.
+        code: link::RefusedCode,
+        /// In words.
+        reason: String,
+    },
+    /// Something else went wrong in the handshake.
+    #[error("link handshake: {0}")]
+    Handshake(String),
+}
+
+impl Session {
+    /// Connects (retrying until `connect_timeout`), reads `hello`, attaches with `token`.
+    pub fn attach(
+        host: &str,
+        port: u16,
+        token: Option<&str>,
+        silent_s: f64,
+        connect_timeout: Duration,
+    ) -> Result<Session, AttachError> {
+        let addr = format!("{host}:{port}");
+        let deadline = Instant::now() + connect_timeout;
+        let stream = loop {
+            let tried = addr
+                .to_socket_addrs()
+                .map_err(|e| e.to_string())
+                .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
+                .and_then(|a| {
+                    TcpStream::connect_timeout(&a, Duration::from_secs(2)).map_err(|e| e.to_string())
+                });
+            match tried {
+                Ok(s) => break s,
+                Err(why) if Instant::now() >= deadline => return Err(AttachError::Connect { addr, why }),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        let hs = |e: std::io::Error| AttachError::Handshake(e.to_string());
+        stream.set_nodelay(true).map_err(hs)?;
+        // Room for a few sweep steps at once (autotuning would grow it only after some traffic).
+        let _ = socket2::SockRef::from(&stream).set_recv_buffer_size(link::SOCKET_BUFFER_BYTES);
+        let mut reader = BufReader::with_capacity(1 << 20, stream.try_clone().map_err(hs)?);
+        stream.set_read_timeout(Some(Duration::from_secs(5))).map_err(hs)?;
+        let hello = match read(&mut reader) {
+            Some(Ok(FromBridge::Hello(h))) => h,
+            Some(Ok(FromBridge::Refused(r))) => {
+                return Err(AttachError::Refused { code: r.code, reason: r.reason })
+            }
+            other => return Err(AttachError::Handshake(format!("expected hello, got {other:?}"))),
+        };
+        let attach = FromHarness::Attach(link::Attach {
+            version: link::PROTOCOL_VERSION,
+            harness: format!("acres-harness {}", crate::HARNESS_VERSION),
+            token: token.map(String::from),
+        });
+        (&stream).write_all(link::encode(&attach).as_bytes()).map_err(hs)?;
+        match read(&mut reader) {
+            Some(Ok(FromBridge::Welcome(_))) => {}
+            Some(Ok(FromBridge::Refused(r))) => {
+                return Err(AttachError::Refused { code: r.code, reason: r.reason })
+            }
+            other => return Err(AttachError::Handshake(format!("expected welcome, got {other:?}"))),
+        }
+        stream.set_read_timeout(None).map_err(hs)?;
+        let shared = Arc::new(Shared {
+            writer: Mutex::new(stream),
+            counts: Counts::default(),
+            lost: Mutex::new(None),
+            stop: AtomicBool::new(false),
+            // The first step may take DDS discovery: a grace of 5 s before the silence counts.
+            last_step: Mutex::new(Instant::now() + Duration::from_secs(5)),
+            ping: Mutex::new(None),
+            hello,
+        });
+        let (tx, rx) = channel();
+        let sh = shared.clone();
+        std::thread::Builder::new()
+            .name("link-read".into())
+            .spawn(move || read_loop(&sh, reader, &tx))
+            .map_err(hs)?;
+        let sh = shared.clone();
+        let keeper = std::thread::Builder::new()
+            .name("link-keeper".into())
+            .spawn(move || keep(&sh, silent_s))
+            .map_err(hs)?;
+        Ok(Session { shared, rx, keeper: Some(keeper) })
+    }
+
+    /// Sends `end`, stops the keeper and closes the socket.
+    pub fn end(&mut self, cause: &str) {
+        if self.shared.lost().is_none() {
+            self.shared.send(&FromHarness::End(link::End { cause: cause.into() }));
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(k) = self.keeper.take() {
+            let _ = k.join();
+        }
+        if let Ok(w) = self.shared.writer.lock() {
+            let _ = w.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Ok(w) = self.shared.writer.lock() {
+            let _ = w.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+fn read(r: &mut impl BufRead) -> Option<Result<FromBridge, link::LineError>> {
+    let mut line = String::new();
+    match r.read_line(&mut line) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(link::decode(&line)),
+    }
+}
+
+fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>) {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match r.read_line(&mut line) {
+            Ok(0) | Err(_) => {
+                if !sh.stop.load(Ordering::Relaxed) {
+                    sh.lose(LossCause::SocketClosed);
+                }
+                return;
+            }
+            Ok(n) => {
+                sh.counts.received.fetch_add(1, Ordering::Relaxed);
+                sh.counts.bytes_received.fetch_add(n as u64, Ordering::Relaxed);
+            }
+        }
+        match link::decode::<FromBridge>(&line) {
+            Ok(FromBridge::Pong(p)) => {
+                let mut ping = sh.ping.lock().expect("ping lock");
+                if let Some((n, at)) = *ping {
+                    if n == p.n {
+                        sh.counts.rtt_us.store(at.elapsed().as_micros() as u64, Ordering::Relaxed);
+                        *ping = None;
+                    }
+                }
+            }
+            Ok(msg) => {
+                let sweep = match &msg {
+                    FromBridge::Step(s) => {
+                        *sh.last_step.lock().expect("step lock") = Instant::now();
+                        s.sweep.as_ref().and_then(super::convert::sweep_of)
+                    }
+                    _ => None,
+                };
+                let (scan, points) = sweep.map_or((None, None), |(s, p)| (Some(s), Some(p)));
+                let at_wall_s = crate::clock::wall_now();
+                if tx.send(Received { msg, scan, points, at_wall_s }).is_err() {
+                    return;
+                }
+            }
+            Err(e) => eprintln!("acres-harness: link: unreadable line from the bridge: {e}"),
+        }
+    }
+}
+
+/// Beats every 0.2 s, pings (one outstanding at a time), and watches for a missing pong or silence.
+fn keep(sh: &Shared, silent_s: f64) {
+    let beat = Duration::from_secs_f64(link::BEAT_PERIOD_S);
+    let start = Instant::now();
+    let (mut beats, mut pings) = (0u64, 0u64);
+    let mut next_ping = start;
+    while !sh.stop.load(Ordering::Relaxed) && sh.lost().is_none() {
+        beats += 1;
+        sh.send(&FromHarness::Beat(link::Beat { n: beats }));
+        let now = Instant::now();
+        if now >= next_ping {
+            let mut ping = sh.ping.lock().expect("ping lock");
+            if ping.is_none() {
+                pings += 1;
+                *ping = Some((pings, now));
+                drop(ping);
+                sh.send(&FromHarness::Ping(link::Ping { n: pings }));
+            }
+            next_ping = now + Duration::from_secs_f64(PING_PERIOD_S);
+        }
+        // Sleep to the next beat in short slices, checking the pong and the silence.
+        let due = start + beat * (beats as u32);
+        loop {
+            if sh.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let outstanding = *sh.ping.lock().expect("ping lock");
+            if let Some((n, at)) = outstanding {
+                if at.elapsed().as_secs_f64() > link::PONG_TIMEOUT_S {
+                    sh.lose(LossCause::NoPong { ping: n });
+                    return;
+                }
+            }
+            let age = sh.step_age_s();
+            if age > silent_s {
+                sh.lose(LossCause::Silent { silent_s });
+                return;
+            }
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            std::thread::sleep((due - now).min(Duration::from_millis(10)));
+        }
+    }
+}

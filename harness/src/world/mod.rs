@@ -1,0 +1,264 @@
+//! The world of a run behind one interface, [`WorldPort`]: the in-process world (`--world core`,
+//! [`CoreWorld`]: ACRES Core and the skill server in one loop) implements it now; the link world
+//! (the bridge over TCP, `crate::world::link::LinkWorld`) implements the same trait. A link world can
+//! be lost ([`WorldPort::lost`]); the in-process world never is.
+//!
+//! A port gives what a vehicle has (odometry, the skill server's replies, status and events, the
+//! scan) and, separately, the simulator's truth ([`WorldPort::truth`]), which only the run log
+//! and the simulator profile may read (see `guard`).
+
+pub mod knowledge;
+pub mod link;
+pub mod sim;
+
+use crate::world::sim::CoreSim;
+use std::sync::Arc;
+
+use acres_core::lidar::{LidarConfig, Sweep};
+use acres_core::objects::ObjectKind;
+use acres_farm::geom::{Pose, Vec2};
+use acres_vehicle::scan::Scan;
+use acres_vehicle::shield::ShieldRule;
+use acres_vehicle::{Reply, SkillEvent, SkillRequest, Status, StatusRef};
+
+use crate::scenario::Scenario;
+
+/// What the vehicle knows of its own motion.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct VehicleView {
+    /// Mission time, s.
+    pub t_s: f64,
+    /// Pose.
+    pub pose: Pose,
+    /// Speed, m/s.
+    pub speed_mps: f64,
+    /// Distance driven over ground, m (the odometry's).
+    pub odom_m: f64,
+}
+
+/// The simulator's truth: never a planner input in the vehicle profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Truth {
+    /// Objects in the world: id, kind, pose.
+    pub objects: Vec<(u32, ObjectKind, Pose)>,
+    /// Fuel energy used, MJ.
+    pub energy_mj: f64,
+    /// Contact in this step.
+    pub contact: bool,
+    /// Steps with contact so far.
+    pub contact_steps: u64,
+    /// Last object touched.
+    pub contact_object: Option<u32>,
+    /// When the LiDAR first returned points from each object, s.
+    pub first_seen: std::collections::BTreeMap<u32, f64>,
+}
+
+/// The world of a run, as the harness drives it.
+pub trait WorldPort {
+    /// The control step, s.
+    fn dt_s(&self) -> f64;
+    /// Mission time, s.
+    fn t_s(&self) -> f64;
+    /// Advances one control step; true when a new scan is ready.
+    fn step(&mut self) -> bool;
+    /// Sends a request to the skill server.
+    fn request(&mut self, req: &SkillRequest) -> Reply;
+    /// The vehicle's odometry.
+    fn vehicle(&self) -> VehicleView;
+    /// The skill server's status, borrowed.
+    fn status_ref(&self) -> StatusRef<'_>;
+    /// The skill server's status.
+    fn status(&self) -> Status {
+        self.status_ref().to_status()
+    }
+    /// The route ahead of the running motion.
+    fn route_ahead(&self) -> Vec<Vec2>;
+    /// The latest scan.
+    fn scan(&self) -> Option<&Scan>;
+    /// The LiDAR's pose on the ground (for placing scan returns on the map).
+    fn sensor_pose(&self) -> Pose;
+    /// The obstacle distance ahead, m.
+    fn ahead_m(&self) -> f64;
+    /// The shield's rules.
+    fn shield_rules(&self) -> Vec<ShieldRule>;
+    /// The skill server's events since the last call.
+    fn drain_events(&mut self) -> Vec<SkillEvent>;
+    /// Object events of the scenario that have not happened yet and still can.
+    fn pending_object_events(&self) -> usize;
+    /// The simulator's truth, when the world has one.
+    fn truth(&self) -> Option<Truth>;
+    /// The objects of the simulator's truth alone (the recording's `/acres/objects`).
+    fn truth_objects(&self) -> Option<Vec<(u32, ObjectKind, Pose)>> {
+        self.truth().map(|t| t.objects)
+    }
+    /// The digest of the world.
+    fn digest(&self) -> String;
+    /// The latest LiDAR sweep (its points in the sensor frame), shared, when the world gives it
+    /// (recordings keep one now and then without copying it).
+    fn sweep(&self) -> Option<&Arc<Sweep>> {
+        None
+    }
+    /// The LiDAR's geometry, when the world gives it (recordings).
+    fn lidar(&self) -> Option<LidarConfig> {
+        None
+    }
+    /// Why the world was lost (a link world: socket closed, no pong, silence); `None` while it
+    /// is there. A lost world's `step` returns at once.
+    fn lost(&self) -> Option<LossCause> {
+        None
+    }
+    /// The counts of the link, when a report is due (a link world, every few seconds).
+    fn link_stats(&mut self) -> Option<LinkStats> {
+        None
+    }
+    /// The run ends (a link world tells the bridge, which cancels its goals).
+    fn end(&mut self, _cause: &str) {}
+}
+
+/// Why the link was lost. Its `Display` is the `cause` of the `link_lost` row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LossCause {
+    /// The bridge closed the socket (or reading it failed).
+    SocketClosed,
+    /// Writing to the socket failed.
+    WriteFailed,
+    /// A ping got no pong within [`acres_link_protocol::PONG_TIMEOUT_S`].
+    NoPong {
+        /// The ping's number.
+        ping: u64,
+    },
+    /// No step came for `--link-silent-s`.
+    Silent {
+        /// The silence allowed, s.
+        silent_s: f64,
+    },
+    /// A skill request got no reply in time.
+    NoReply {
+        /// The time allowed, s.
+        timeout_s: f64,
+    },
+}
+
+impl std::fmt::Display for LossCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LossCause::SocketClosed => write!(f, "the socket closed"),
+            LossCause::WriteFailed => write!(f, "the socket closed (write failed)"),
+            LossCause::NoPong { ping } => {
+                write!(f, "ping {ping} got no pong in {} s", acres_link_protocol::PONG_TIMEOUT_S)
+            }
+            LossCause::Silent { silent_s } => write!(f, "no step for {silent_s} s"),
+            LossCause::NoReply { timeout_s } => write!(f, "no reply to a skill request in {timeout_s} s"),
+        }
+    }
+}
+
+/// The counts of a link, both ways.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkStats {
+    /// Lines sent to the bridge.
+    pub sent: u64,
+    /// Lines received from the bridge.
+    pub received: u64,
+    /// Bytes sent.
+    pub bytes_sent: u64,
+    /// Bytes received.
+    pub bytes_received: u64,
+    /// Sweeps the bridge dropped (replaced by a newer one).
+    pub dropped_sweeps: u64,
+    /// The newest ping round trip, ms.
+    pub ping_rtt_ms: Option<f64>,
+    /// Wall seconds since the last step came.
+    pub observation_age_s: f64,
+}
+
+/// ACRES Core in the process.
+#[derive(Debug)]
+pub struct CoreWorld {
+    sim: CoreSim,
+    mount_forward_m: f64,
+}
+
+impl CoreWorld {
+    /// The world of a scenario, with its object events scheduled.
+    pub fn new(sc: &Scenario, seed: u64) -> CoreWorld {
+        let (wc, events) = acres_core::world_of(sc, seed);
+        let mount_forward_m = wc.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m);
+        let mut sim = CoreSim::new(wc, acres_vehicle::server_options(sc));
+        sim.world.schedule(events);
+        CoreWorld { sim, mount_forward_m }
+    }
+}
+
+impl WorldPort for CoreWorld {
+    fn dt_s(&self) -> f64 {
+        self.sim.world.config().dt_s
+    }
+    fn t_s(&self) -> f64 {
+        self.sim.world.t_s()
+    }
+    fn step(&mut self) -> bool {
+        self.sim.step().scan
+    }
+    fn request(&mut self, req: &SkillRequest) -> Reply {
+        self.sim.request(req)
+    }
+    fn vehicle(&self) -> VehicleView {
+        let o = self.sim.world.odometry();
+        VehicleView {
+            t_s: o.t_s,
+            pose: o.pose,
+            speed_mps: o.speed_mps,
+            odom_m: self.sim.world.vehicle().odom_m,
+        }
+    }
+    fn status_ref(&self) -> StatusRef<'_> {
+        self.sim.server.status_ref()
+    }
+    fn route_ahead(&self) -> Vec<Vec2> {
+        self.sim.server.route_ahead()
+    }
+    fn scan(&self) -> Option<&Scan> {
+        self.sim.last_scan()
+    }
+    fn sensor_pose(&self) -> Pose {
+        let p = self.sim.world.odometry().pose;
+        let s = p.to_map(Vec2::new(self.mount_forward_m, 0.0));
+        Pose { x: s.x, y: s.y, yaw: p.yaw }
+    }
+    fn ahead_m(&self) -> f64 {
+        self.sim.server.ahead_m()
+    }
+    fn shield_rules(&self) -> Vec<ShieldRule> {
+        self.sim.server.shield().rules()
+    }
+    fn drain_events(&mut self) -> Vec<SkillEvent> {
+        self.sim.drain_events()
+    }
+    fn pending_object_events(&self) -> usize {
+        self.sim.world.pending_events_due()
+    }
+    fn truth(&self) -> Option<Truth> {
+        let w = &self.sim.world;
+        Some(Truth {
+            objects: self.truth_objects().unwrap_or_default(),
+            energy_mj: w.energy_mj(),
+            contact: w.contact(),
+            contact_steps: w.contact_steps(),
+            contact_object: w.contact_object(),
+            first_seen: w.seen_times().clone(),
+        })
+    }
+    fn truth_objects(&self) -> Option<Vec<(u32, ObjectKind, Pose)>> {
+        Some(self.sim.world.objects().values().map(|o| (o.id, o.kind, o.pose)).collect())
+    }
+    fn digest(&self) -> String {
+        self.sim.world.digest()
+    }
+    fn sweep(&self) -> Option<&Arc<Sweep>> {
+        Some(self.sim.world.sweep_shared())
+    }
+    fn lidar(&self) -> Option<LidarConfig> {
+        self.sim.world.config().lidar.clone()
+    }
+}
