@@ -11,7 +11,7 @@ use super::{maps_dir, Failure};
 use crate::planners::replay::{Recorded, ReplayClient};
 use crate::planners::{CallEvent, ModelError, Reply};
 use crate::run::{run_scenario, Planner, RunOptions};
-use crate::runfolder::rows::{EndCode, Mode, Row};
+use crate::runfolder::rows::{EndCode, EndRow, Mode, Row, RunRow};
 use crate::scenario;
 
 /// Options of `replay`.
@@ -24,9 +24,9 @@ pub struct ReplayArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Runs the command.
-pub fn run(a: ReplayArgs) -> Result<(), Failure> {
-    let file = a.folder.join(crate::runfolder::RUN_FILE);
+/// Reads the rows a replay needs from `folder`'s `run.jsonl`.
+fn read_recording(folder: &std::path::Path) -> Result<Recording, Failure> {
+    let file = folder.join(crate::runfolder::RUN_FILE);
     let text =
         std::fs::read_to_string(&file).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
     let mut run_row = None;
@@ -74,6 +74,19 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
     let end = end.ok_or_else(|| {
         Failure::input(format!("{}: the run is incomplete (no end row); nothing to compare", file.display()))
     })?;
+    Ok(Recording { run_row, recorded, end })
+}
+
+/// What a run folder recorded for its replay: the run row, the model calls in order, the end.
+struct Recording {
+    run_row: RunRow,
+    recorded: Vec<Recorded>,
+    end: EndRow,
+}
+
+/// Runs the command.
+pub fn run(a: ReplayArgs) -> Result<(), Failure> {
+    let Recording { run_row, recorded, end } = read_recording(&a.folder)?;
     if run_row.world == crate::runfolder::rows::World::Link {
         // A real world (the vehicle over the link) is not replayed bit for bit: say what can be
         // shown and what cannot, and compare nothing.

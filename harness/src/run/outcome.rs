@@ -14,6 +14,31 @@ impl Loop<'_> {
     pub(crate) fn finish(&mut self) -> (EndCode, bool, String, f64) {
         let end = self.end.unwrap_or(EndCode::Error);
         let t = self.st.t();
+        let truth = self.st.world.truth();
+        let energy = truth.as_ref().map_or(self.st.energy_estimate_mj, |t| t.energy_mj);
+        let contact_steps = truth.as_ref().map_or(0, |t| t.contact_steps);
+        let checks = self.checks(t, truth.is_some(), energy, contact_steps);
+        let failed: Vec<String> = checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k.clone()).collect();
+        let success = end == EndCode::Done && failed.is_empty();
+        let scouted = self.scouted_at.iter().map(|(f, _)| f.clone()).collect();
+        let score = self.score(end, success, scouted, t, energy);
+        let digest = self.st.world.digest();
+        self.st.log(Row::End(EndRow {
+            t,
+            wall: wall_now(),
+            end,
+            success,
+            checks,
+            failed,
+            digest: digest.clone(),
+            score,
+        }));
+        (end, success, digest, t)
+    }
+
+    /// The scenario's success checks at mission time `t` (without a simulator's truth the
+    /// truth-based ones are left out and said so).
+    fn checks(&self, t: f64, has_truth: bool, energy: f64, contact_steps: u64) -> BTreeMap<String, bool> {
         let sc = self.st.sc;
         let deadline = sc.deadline_s.unwrap_or(f64::INFINITY);
         let scouted_in_time: Vec<String> =
@@ -21,9 +46,6 @@ impl Loop<'_> {
         let all_scouted: Vec<String> = self.scouted_at.iter().map(|(f, _)| f.clone()).collect();
         let v = self.st.world.vehicle();
         let at_home = v.pose.pos().dist(sc.map_data.home()) <= HOME_TOLERANCE_M && v.speed_mps < 0.2;
-        let truth = self.st.world.truth();
-        let energy = truth.as_ref().map_or(self.st.energy_estimate_mj, |t| t.energy_mj);
-        let contact_steps = truth.as_ref().map_or(0, |t| t.contact_steps);
         let s = &sc.success;
         let mut checks = BTreeMap::new();
         if let Some(list) = &s.scouted {
@@ -55,7 +77,7 @@ impl Loop<'_> {
         // unknown: they are left out of `checks` (never counted as held) and said so.
         let unknown: Vec<&str> = [("within_fuel", s.within_fuel), ("no_collision", s.no_collision)]
             .into_iter()
-            .filter(|(_, want)| truth.is_none() && *want == Some(true))
+            .filter(|(_, want)| !has_truth && *want == Some(true))
             .map(|(k, _)| k)
             .collect();
         if !unknown.is_empty() {
@@ -65,25 +87,26 @@ impl Loop<'_> {
                 unknown.join(", ")
             );
         }
-        if s.within_fuel == Some(true) && truth.is_some() {
+        if s.within_fuel == Some(true) && has_truth {
             checks.insert("within_fuel".to_string(), sc.fuel_limit_mj.is_none_or(|f| energy <= f));
         }
         if let Some(n) = s.max_blocked {
             checks.insert("max_blocked".to_string(), self.blocked_count <= u64::from(n));
         }
-        if s.no_collision == Some(true) && truth.is_some() {
+        if s.no_collision == Some(true) && has_truth {
             checks.insert("no_collision".to_string(), contact_steps == 0);
         }
-        let failed: Vec<String> = checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k.clone()).collect();
-        let ended_well = end == EndCode::Done;
-        let success = ended_well && failed.is_empty();
+        checks
+    }
+
+    /// The score of the end row.
+    fn score(&self, end: EndCode, success: bool, scouted: Vec<String>, t: f64, energy: f64) -> Score {
         let c = &self.st.counters;
-        let reasoning = ReasoningLogged::of(c.reasoning_replies, c.hidden_reasoning_replies);
-        let score = Score {
+        Score {
             profile: self.opts.profile,
             success,
             end,
-            scouted: all_scouted,
+            scouted,
             time_s: round(t, 3),
             charged_s: round(c.charged_s, 3),
             fuel_mj: round(energy, 3),
@@ -100,25 +123,13 @@ impl Loop<'_> {
             },
             usd: c.usd,
             interventions: c.interventions,
-            reasoning_logged: reasoning,
+            reasoning_logged: ReasoningLogged::of(c.reasoning_replies, c.hidden_reasoning_replies),
             reminders: c.reminders,
             schema_errors: c.schema_errors,
             fallback_protocol: c.fallback_protocol,
             pictures_dropped: c.pictures_dropped,
             model_errors: c.model_errors,
-        };
-        let digest = self.st.world.digest();
-        self.st.log(Row::End(EndRow {
-            t,
-            wall: wall_now(),
-            end,
-            success,
-            checks,
-            failed,
-            digest: digest.clone(),
-            score,
-        }));
-        (end, success, digest, t)
+        }
     }
 }
 

@@ -219,22 +219,34 @@ impl Loop<'_> {
         // A place that went out may come back (a new object): report it again then.
         let present: std::collections::BTreeSet<_> = self.st.knowledge.objects().into_iter().collect();
         self.reported_cells.retain(|c| present.contains(c));
-        if let Some(c) = self.classical.as_mut() {
-            let route = self.st.world.route_ahead();
-            let fresh: Vec<_> = self
-                .st
-                .knowledge
-                .on_route(&route)
-                .into_iter()
-                .filter(|c| !self.reported_cells.contains(c))
-                .collect();
-            if !fresh.is_empty() {
-                self.reported_cells.extend(fresh);
-                c.on_returns_on_route();
-            }
+        if self.classical.is_some() {
+            self.classical_scan();
             return;
         }
-        // Places with objects on the route ahead (or the interrupted one) or on the plan's legs.
+        self.planner_scan();
+    }
+
+    /// The classical rules hear of places on the route ahead not reported before.
+    fn classical_scan(&mut self) {
+        let Some(c) = self.classical.as_mut() else { return };
+        let route = self.st.world.route_ahead();
+        let fresh: Vec<_> = self
+            .st
+            .knowledge
+            .on_route(&route)
+            .into_iter()
+            .filter(|c| !self.reported_cells.contains(c))
+            .collect();
+        if !fresh.is_empty() {
+            self.reported_cells.extend(fresh);
+            c.on_returns_on_route();
+        }
+    }
+
+    /// A planner hears of new places with objects on the route ahead (or the interrupted one)
+    /// or on the plan's legs: a `returns_on_route` row and wake-up (profile vehicle), or of
+    /// objects in the sensors' reach (profile simulator, truth through the guard).
+    fn planner_scan(&mut self) {
         let route = self.st.world.route_ahead();
         let mut on_route: Vec<[f64; 2]> = Vec::new();
         let mut new_cells = Vec::new();

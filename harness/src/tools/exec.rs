@@ -10,7 +10,7 @@ use crate::runfolder::rows::{
 };
 use crate::tools::call::{AroundArg, Call, DispatchArgs, LookArgs, LookView, PlanArgs, ReadWhat, RegionArg};
 use crate::tools::picture::{self, Around, Region, View};
-use crate::tools::state::{round, AcceptedPlan, Frame, RunState};
+use crate::tools::state::{round, AcceptedPlan, Frame, LegEstimate, RunState};
 use crate::world::knowledge::cell_center;
 
 /// The outcome of one tool call.
@@ -146,128 +146,157 @@ fn finite(v: f32) -> Value {
 pub fn read(st: &mut RunState, what: ReadWhat) -> ToolOutcome {
     let t = st.t();
     match what {
-        ReadWhat::Vehicle => {
-            let v = st.world.vehicle();
-            let mut r = json!({
-                "t_s": round(t, 1), "x": round(v.pose.x, 1), "y": round(v.pose.y, 1),
-                "heading_deg": round(v.pose.yaw.to_degrees(), 1), "speed_mps": round(v.speed_mps, 2),
-                "driven_m": round(v.odom_m, 1), "at": st.planning_place(),
-                "skill": st.skill_json(),
-                "shield": {"holding": st.world.status().state == acres_vehicle::SkillState::Holding, "ahead_m": finite(st.world.ahead_m() as f32)},
-            });
-            if st.profile == Profile::Simulator {
-                match st.guarded_truth("fuel energy") {
-                    Ok(truth) => r["fuel_mj"] = json!(round(truth.energy_mj, 3)),
-                    Err(e) => return err(e.to_string()),
-                }
+        ReadWhat::Vehicle => read_vehicle(st, t),
+        ReadWhat::Mission => read_mission(st, t),
+        ReadWhat::Fields => read_fields(st),
+        ReadWhat::Budget => read_budget(st, t),
+        ReadWhat::Events => read_events(st),
+        ReadWhat::Notes => read_notes(st),
+        ReadWhat::Scan => read_scan(st, t),
+        ReadWhat::Objects => read_objects(st),
+    }
+}
+
+/// `read` vehicle.
+fn read_vehicle(st: &mut RunState, t: f64) -> ToolOutcome {
+    let v = st.world.vehicle();
+    let mut r = json!({
+        "t_s": round(t, 1), "x": round(v.pose.x, 1), "y": round(v.pose.y, 1),
+        "heading_deg": round(v.pose.yaw.to_degrees(), 1), "speed_mps": round(v.speed_mps, 2),
+        "driven_m": round(v.odom_m, 1), "at": st.planning_place(),
+        "skill": st.skill_json(),
+        "shield": {"holding": st.world.status().state == acres_vehicle::SkillState::Holding, "ahead_m": finite(st.world.ahead_m() as f32)},
+    });
+    if st.profile == Profile::Simulator {
+        match st.guarded_truth("fuel energy") {
+            Ok(truth) => r["fuel_mj"] = json!(round(truth.energy_mj, 3)),
+            Err(e) => return err(e.to_string()),
+        }
+    }
+    ok(r)
+}
+
+/// `read` mission.
+fn read_mission(st: &mut RunState, t: f64) -> ToolOutcome {
+    let status = st.world.status();
+    let cells_json = |cells: Vec<crate::world::knowledge::Cell>| -> Vec<Value> {
+        cells
+            .into_iter()
+            .map(|c| {
+                let p = cell_center(c);
+                json!({"x": p.x, "y": p.y})
+            })
+            .collect()
+    };
+    let on_route = cells_json(st.knowledge.on_route(&st.world.route_ahead()));
+    let mut on_plan = Vec::new();
+    if let Some(p) = &st.plan {
+        for (key, l) in p.legs.iter().skip(plan_leg_index(p)) {
+            for c in cells_json(st.knowledge.on_route(l)) {
+                on_plan.push(json!({"leg": key.key(), "x": c["x"], "y": c["y"]}));
             }
-            ok(r)
         }
-        ReadWhat::Mission => {
-            let status = st.world.status();
-            let cells_json = |cells: Vec<crate::world::knowledge::Cell>| -> Vec<Value> {
-                cells
-                    .into_iter()
-                    .map(|c| {
-                        let p = cell_center(c);
-                        json!({"x": p.x, "y": p.y})
-                    })
-                    .collect()
-            };
-            let on_route = cells_json(st.knowledge.on_route(&st.world.route_ahead()));
-            let mut on_plan = Vec::new();
-            if let Some(p) = &st.plan {
-                for (key, l) in p.legs.iter().skip(plan_leg_index(p)) {
-                    for c in cells_json(st.knowledge.on_route(l)) {
-                        on_plan.push(json!({"leg": key.key(), "x": c["x"], "y": c["y"]}));
-                    }
-                }
+    }
+    ok(json!({
+        "instruction": st.sc.instruction, "fields": st.sc.fields, "scouted": status.scouted,
+        "coverage": status.coverage.iter().map(|(k, v)| (k.clone(), json!(round(*v, 3)))).collect::<serde_json::Map<_, _>>(),
+        "deadline_s": st.sc.deadline_s, "fuel_limit_mj": st.sc.fuel_limit_mj, "t_s": round(t, 1),
+        "plan": st.plan.as_ref().map(|p| json!({"visits": p.visits, "next": p.next_visit(), "return_home": p.return_home})),
+        "skill": st.skill_json(),
+        "interrupted": status.interrupted.map(|(k, id, target)| json!({"skill": k.as_str(), "id": id, "target": target})),
+        "returns_on_route": on_route,
+        "returns_on_plan": on_plan,
+        "requests": st.requests.iter().map(|(t, s)| json!({"t_s": round(*t, 1), "text": s})).collect::<Vec<_>>(),
+        "removed": st.removed,
+    }))
+}
+
+/// `read` fields.
+fn read_fields(st: &mut RunState) -> ToolOutcome {
+    let status = st.world.status();
+    let map = st.sc.map_data.clone();
+    let mut list = Vec::new();
+    for f in map.fields.values() {
+        let in_play = st.sc.in_play(&f.id);
+        let mut v = json!({
+            "id": f.id, "in_play": in_play, "scouted": status.scouted.contains(&f.id),
+            "coverage": round(status.coverage.get(&f.id).copied().unwrap_or(0.0), 3),
+            "area_ha": round(f.area_ha, 2), "entry": {"x": f.entry_pos.x, "y": f.entry_pos.y},
+            "loop_m": round(f.loop_length_m(), 1),
+        });
+        if in_play {
+            if let Ok(legs) = st.estimate(std::slice::from_ref(&f.id), true) {
+                let time: f64 = legs.iter().map(|l| l.planned_time_s).sum();
+                let energy: f64 = legs.iter().map(|l| l.planned_energy_mj).sum();
+                v["from_here"] =
+                    json!({"planned_time_s": round(time, 1), "planned_energy_mj": round(energy, 2)});
             }
-            ok(json!({
-                "instruction": st.sc.instruction, "fields": st.sc.fields, "scouted": status.scouted,
-                "coverage": status.coverage.iter().map(|(k, v)| (k.clone(), json!(round(*v, 3)))).collect::<serde_json::Map<_, _>>(),
-                "deadline_s": st.sc.deadline_s, "fuel_limit_mj": st.sc.fuel_limit_mj, "t_s": round(t, 1),
-                "plan": st.plan.as_ref().map(|p| json!({"visits": p.visits, "next": p.next_visit(), "return_home": p.return_home})),
-                "skill": st.skill_json(),
-                "interrupted": status.interrupted.map(|(k, id, target)| json!({"skill": k.as_str(), "id": id, "target": target})),
-                "returns_on_route": on_route,
-                "returns_on_plan": on_plan,
-                "requests": st.requests.iter().map(|(t, s)| json!({"t_s": round(*t, 1), "text": s})).collect::<Vec<_>>(),
-                "removed": st.removed,
-            }))
         }
-        ReadWhat::Fields => {
-            let status = st.world.status();
-            let map = st.sc.map_data.clone();
-            let mut list = Vec::new();
-            for f in map.fields.values() {
-                let in_play = st.sc.in_play(&f.id);
-                let mut v = json!({
-                    "id": f.id, "in_play": in_play, "scouted": status.scouted.contains(&f.id),
-                    "coverage": round(status.coverage.get(&f.id).copied().unwrap_or(0.0), 3),
-                    "area_ha": round(f.area_ha, 2), "entry": {"x": f.entry_pos.x, "y": f.entry_pos.y},
-                    "loop_m": round(f.loop_length_m(), 1),
-                });
-                if in_play {
-                    if let Ok(legs) = st.estimate(std::slice::from_ref(&f.id), true) {
-                        let time: f64 = legs.iter().map(|l| l.planned_time_s).sum();
-                        let energy: f64 = legs.iter().map(|l| l.planned_energy_mj).sum();
-                        v["from_here"] =
-                            json!({"planned_time_s": round(time, 1), "planned_energy_mj": round(energy, 2)});
-                    }
-                }
-                list.push(v);
-            }
-            ok(json!({"fields": list}))
-        }
-        ReadWhat::Budget => {
-            let l = &st.sc.limits;
-            let c = &st.counters;
-            ok(json!({
-                "t_s": round(t, 1), "deadline_s": st.sc.deadline_s, "time_left_s": st.sc.deadline_s.map(|d| round(d - t, 1)),
-                "fuel_limit_mj": st.sc.fuel_limit_mj, "energy_used_mj": round(st.energy_estimate_mj, 2),
-                "energy_left_mj": st.sc.fuel_limit_mj.map(|f| round(f - st.energy_estimate_mj, 2)),
-                "energy_is": "an estimate from the cost tables",
-                "wake_ups": c.wake_ups, "wake_ups_left": u64::from(l.wake_ups).saturating_sub(c.wake_ups),
-                "tool_calls": c.tool_calls, "tool_calls_left": u64::from(l.tool_calls).saturating_sub(c.tool_calls),
-                "charged_s": round(c.charged_s, 1), "tokens": c.tokens, "usd": round(c.usd, 4),
-            }))
-        }
-        ReadWhat::Events => ok(json!({"events": st.events})),
-        ReadWhat::Notes => ok(json!({"notes": st.notes})),
-        ReadWhat::Scan => {
-            let Some(s) = st.world.scan().copied() else {
-                return ok(json!({"t_s": round(t, 1), "scan": null, "why": "no sweep yet"}));
-            };
-            let names =
-                ["ahead", "front_left", "left", "rear_left", "behind", "rear_right", "right", "front_right"];
-            let sectors: serde_json::Map<String, Value> =
-                names.iter().zip(s.sectors_m.iter()).map(|(n, r)| (n.to_string(), finite(*r))).collect();
-            let blocked: Vec<Value> = st
-                .knowledge
-                .objects()
-                .into_iter()
-                .map(|c| {
-                    let p = cell_center(c);
-                    json!([p.x, p.y])
-                })
-                .collect();
-            ok(json!({
-                "t_s": round(t, 1), "ranges_m": s.ranges_m.iter().map(|r| finite(*r)).collect::<Vec<_>>(),
-                "ranges_are": "360 ranges, index = bearing in degrees counter-clockwise from the heading (0 ahead, 90 left); null: no return",
-                "sectors_m": sectors, "ahead_m": finite(s.ahead_m),
-                "shield_rules": st.world.shield_rules().iter().map(|r| json!({"name": r.name, "rule": r.text})).collect::<Vec<_>>(),
-                "blocked_places": blocked,
-            }))
-        }
-        ReadWhat::Objects => match st.guarded_truth("the object list") {
-            Ok(truth) => ok(json!({"objects": truth.objects.iter().map(|(id, kind, pose)| {
-                let (l, w, h) = kind.dims_m();
-                json!({"id": id, "kind": kind.as_str(), "x": round(pose.x, 1), "y": round(pose.y, 1),
-                       "heading_deg": round(pose.yaw.to_degrees(), 1), "length_m": l, "width_m": w, "height_m": h, "speed_mps": 0.0})
-            }).collect::<Vec<_>>()})),
-            Err(e) => err(e.to_string()),
-        },
+        list.push(v);
+    }
+    ok(json!({"fields": list}))
+}
+
+/// `read` budget.
+fn read_budget(st: &mut RunState, t: f64) -> ToolOutcome {
+    let l = &st.sc.limits;
+    let c = &st.counters;
+    ok(json!({
+        "t_s": round(t, 1), "deadline_s": st.sc.deadline_s, "time_left_s": st.sc.deadline_s.map(|d| round(d - t, 1)),
+        "fuel_limit_mj": st.sc.fuel_limit_mj, "energy_used_mj": round(st.energy_estimate_mj, 2),
+        "energy_left_mj": st.sc.fuel_limit_mj.map(|f| round(f - st.energy_estimate_mj, 2)),
+        "energy_is": "an estimate from the cost tables",
+        "wake_ups": c.wake_ups, "wake_ups_left": u64::from(l.wake_ups).saturating_sub(c.wake_ups),
+        "tool_calls": c.tool_calls, "tool_calls_left": u64::from(l.tool_calls).saturating_sub(c.tool_calls),
+        "charged_s": round(c.charged_s, 1), "tokens": c.tokens, "usd": round(c.usd, 4),
+    }))
+}
+
+/// `read` events.
+fn read_events(st: &mut RunState) -> ToolOutcome {
+    ok(json!({"events": st.events}))
+}
+
+/// `read` notes.
+fn read_notes(st: &mut RunState) -> ToolOutcome {
+    ok(json!({"notes": st.notes}))
+}
+
+/// `read` scan.
+fn read_scan(st: &mut RunState, t: f64) -> ToolOutcome {
+    let Some(s) = st.world.scan().copied() else {
+        return ok(json!({"t_s": round(t, 1), "scan": null, "why": "no sweep yet"}));
+    };
+    let names = ["ahead", "front_left", "left", "rear_left", "behind", "rear_right", "right", "front_right"];
+    let sectors: serde_json::Map<String, Value> =
+        names.iter().zip(s.sectors_m.iter()).map(|(n, r)| (n.to_string(), finite(*r))).collect();
+    let blocked: Vec<Value> = st
+        .knowledge
+        .objects()
+        .into_iter()
+        .map(|c| {
+            let p = cell_center(c);
+            json!([p.x, p.y])
+        })
+        .collect();
+    ok(json!({
+        "t_s": round(t, 1), "ranges_m": s.ranges_m.iter().map(|r| finite(*r)).collect::<Vec<_>>(),
+        "ranges_are": "360 ranges, index = bearing in degrees counter-clockwise from the heading (0 ahead, 90 left); null: no return",
+        "sectors_m": sectors, "ahead_m": finite(s.ahead_m),
+        "shield_rules": st.world.shield_rules().iter().map(|r| json!({"name": r.name, "rule": r.text})).collect::<Vec<_>>(),
+        "blocked_places": blocked,
+    }))
+}
+
+/// `read` objects.
+fn read_objects(st: &mut RunState) -> ToolOutcome {
+    match st.guarded_truth("the object list") {
+        Ok(truth) => ok(json!({"objects": truth.objects.iter().map(|(id, kind, pose)| {
+        let (l, w, h) = kind.dims_m();
+        json!({"id": id, "kind": kind.as_str(), "x": round(pose.x, 1), "y": round(pose.y, 1),
+               "heading_deg": round(pose.yaw.to_degrees(), 1), "length_m": l, "width_m": w, "height_m": h, "speed_mps": 0.0})
+    }).collect::<Vec<_>>()})),
+        Err(e) => err(e.to_string()),
     }
 }
 
@@ -335,6 +364,13 @@ fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
         Ok(l) => l,
         Err(e) => return refuse("harness", "no_route", e),
     };
+    checked_plan(st, visits, return_home, legs)
+}
+
+/// The verdict of a plan the plan checker passed, with its legs costed: refused for the
+/// deadline or the fuel limit, else accepted and made the run's plan.
+fn checked_plan(st: &mut RunState, visits: &[String], return_home: bool, legs: Vec<LegEstimate>) -> Value {
+    let refuse = |source: &str, reason: &str, text: String| json!({"accepted": false, "source": source, "reason": reason, "counterexample": text});
     let time: f64 = legs.iter().map(|l| l.planned_time_s).sum();
     let energy: f64 = legs.iter().map(|l| l.planned_energy_mj).sum();
     let t = st.t();
