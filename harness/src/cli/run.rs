@@ -208,17 +208,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
             .api_key()
             .map_err(|e| Failure::input(format!("--model {}: {e}", model.file.display())))?;
     }
-    if !(a.think_s.is_finite() && a.think_s >= 0.0 && a.pace.is_finite() && a.pace >= 0.0) {
-        return Err(Failure::input("--think-s and --pace must be numbers >= 0"));
-    }
-    if a.workers == 0 || a.concurrent == 0 {
-        return Err(Failure::input("--workers and --concurrent must be at least 1"));
-    }
-    for s in &a.scenario {
-        if !s.exists() {
-            return Err(Failure::input(format!("{}: no such scenario file or folder", s.display())));
-        }
-    }
+    check_numbers_and_paths(&a)?;
     let maps = a.maps.clone().unwrap_or_else(|| maps_dir(&a.scenario));
     let scenarios = scenario::load_all(&a.scenario, &maps).map_err(|e| Failure::input(e.to_string()))?;
     if scenarios.is_empty() {
@@ -280,9 +270,31 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     if a.child {
         return Ok(());
     }
+    report(a, &results, view_url)
+}
+
+/// Checks the numbers and the scenario paths of the command line.
+fn check_numbers_and_paths(a: &RunArgs) -> Result<(), Failure> {
+    if !(a.think_s.is_finite() && a.think_s >= 0.0 && a.pace.is_finite() && a.pace >= 0.0) {
+        return Err(Failure::input("--think-s and --pace must be numbers >= 0"));
+    }
+    if a.workers == 0 || a.concurrent == 0 {
+        return Err(Failure::input("--workers and --concurrent must be at least 1"));
+    }
+    for s in &a.scenario {
+        if !s.exists() {
+            return Err(Failure::input(format!("{}: no such scenario file or folder", s.display())));
+        }
+    }
+    Ok(())
+}
+
+/// Prints one line a run and the summary (unless `--quiet`), keeps the viewer up (`--view`);
+/// fails when a run did not succeed.
+fn report(a: &RunArgs, results: &[Summary], view_url: Option<String>) -> Result<(), Failure> {
     let failed: Vec<&Summary> = results.iter().filter(|r| !r.success).collect();
     if !a.quiet {
-        for r in &results {
+        for r in results {
             println!(
                 "{:<44} {:<8} {:<16} t={:>7.1} s  {}",
                 r.scenario,

@@ -272,23 +272,7 @@ impl Loop<'_> {
             }
         }
         if self.opts.profile == Profile::Simulator {
-            if let Ok(truth) = self.st.guarded_truth("the objects in the sensors' reach") {
-                let pos = self.st.pose().pos();
-                for (id, kind, pose) in &truth.objects {
-                    let d = pose.pos().dist(pos);
-                    if d <= SENSOR_REACH_M && self.seen_objects.insert(*id) {
-                        let on = crate::world::knowledge::near_polyline(pose.pos(), &route, 3.0);
-                        self.wakes.push_back(Wake::new(WakeDetail::ObjectSeen(ObjectWake {
-                            id: *id,
-                            kind: kind.as_str(),
-                            x: pose.x,
-                            y: pose.y,
-                            distance_m: (d * 10.0).round() / 10.0,
-                            near_route: on,
-                        })));
-                    }
-                }
-            }
+            self.objects_in_reach(&route);
             for c in new_cells {
                 self.reported_cells.insert(c);
             }
@@ -327,6 +311,28 @@ impl Loop<'_> {
             leg,
             new_cells: cells,
         })));
+    }
+
+    /// Profile simulator: a wake-up for each object that comes into the sensors' reach (truth,
+    /// through the guard).
+    fn objects_in_reach(&mut self, route: &[acres_farm::geom::Vec2]) {
+        if let Ok(truth) = self.st.guarded_truth("the objects in the sensors' reach") {
+            let pos = self.st.pose().pos();
+            for (id, kind, pose) in &truth.objects {
+                let d = pose.pos().dist(pos);
+                if d <= SENSOR_REACH_M && self.seen_objects.insert(*id) {
+                    let on = crate::world::knowledge::near_polyline(pose.pos(), &route, 3.0);
+                    self.wakes.push_back(Wake::new(WakeDetail::ObjectSeen(ObjectWake {
+                        id: *id,
+                        kind: kind.as_str(),
+                        x: pose.x,
+                        y: pose.y,
+                        distance_m: (d * 10.0).round() / 10.0,
+                        near_route: on,
+                    })));
+                }
+            }
+        }
     }
 
     fn due_requests(&mut self, t: f64) {

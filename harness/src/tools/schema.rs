@@ -53,42 +53,57 @@ pub fn check(schema: &Value, v: &Value, path: &str) -> Result<(), String> {
         }
     }
     if let Some(items) = v.as_array() {
-        let n = items.len() as u64;
-        if schema.get("minItems").and_then(Value::as_u64).is_some_and(|m| n < m) {
-            return fail(format!("needs at least {} items", schema["minItems"]));
+        check_items(schema, items, path)?;
+    }
+    if let Some(obj) = v.as_object() {
+        check_object(schema, obj, path)?;
+    }
+    Ok(())
+}
+
+/// The item rules of an array: its length and each item.
+fn check_items(schema: &Value, items: &[Value], path: &str) -> Result<(), String> {
+    let fail = |msg: String| Err(format!("{path}: {msg}"));
+    let n = items.len() as u64;
+    if schema.get("minItems").and_then(Value::as_u64).is_some_and(|m| n < m) {
+        return fail(format!("needs at least {} items", schema["minItems"]));
+    }
+    if schema.get("maxItems").and_then(Value::as_u64).is_some_and(|m| n > m) {
+        return fail(format!("takes at most {} items", schema["maxItems"]));
+    }
+    if let Some(item_schema) = schema.get("items") {
+        for (i, item) in items.iter().enumerate() {
+            check(item_schema, item, &format!("{path}[{i}]"))?;
         }
-        if schema.get("maxItems").and_then(Value::as_u64).is_some_and(|m| n > m) {
-            return fail(format!("takes at most {} items", schema["maxItems"]));
-        }
-        if let Some(item_schema) = schema.get("items") {
-            for (i, item) in items.iter().enumerate() {
-                check(item_schema, item, &format!("{path}[{i}]"))?;
+    }
+    Ok(())
+}
+
+/// The key rules of an object: required keys, no others when `additionalProperties` is false,
+/// each property.
+fn check_object(schema: &Value, obj: &serde_json::Map<String, Value>, path: &str) -> Result<(), String> {
+    let fail = |msg: String| Err(format!("{path}: {msg}"));
+    let props = schema.get("properties").and_then(Value::as_object);
+    if let Some(req) = schema.get("required").and_then(Value::as_array) {
+        for r in req.iter().filter_map(Value::as_str) {
+            if !obj.contains_key(r) {
+                return fail(format!("missing required key \"{r}\""));
             }
         }
     }
-    if let Some(obj) = v.as_object() {
-        let props = schema.get("properties").and_then(Value::as_object);
-        if let Some(req) = schema.get("required").and_then(Value::as_array) {
-            for r in req.iter().filter_map(Value::as_str) {
-                if !obj.contains_key(r) {
-                    return fail(format!("missing required key \"{r}\""));
-                }
+    if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
+        for k in obj.keys() {
+            if props.is_none_or(|p| !p.contains_key(k)) {
+                let allowed: Vec<&str> =
+                    props.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+                return fail(format!("unknown key \"{k}\"; allowed: {}", allowed.join(", ")));
             }
         }
-        if schema.get("additionalProperties") == Some(&Value::Bool(false)) {
-            for k in obj.keys() {
-                if props.is_none_or(|p| !p.contains_key(k)) {
-                    let allowed: Vec<&str> =
-                        props.map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
-                    return fail(format!("unknown key \"{k}\"; allowed: {}", allowed.join(", ")));
-                }
-            }
-        }
-        if let Some(props) = props {
-            for (k, sub) in props {
-                if let Some(x) = obj.get(k) {
-                    check(sub, x, &format!("{path}.{k}"))?;
-                }
+    }
+    if let Some(props) = props {
+        for (k, sub) in props {
+            if let Some(x) = obj.get(k) {
+                check(sub, x, &format!("{path}.{k}"))?;
             }
         }
     }

@@ -270,6 +270,11 @@ impl ModelConfig {
                 return Err(("api_key_env", format!("\"{k}\" is not an environment variable name (the key itself never goes in a model file)")));
             }
         }
+        self.check_numbers()
+    }
+
+    /// The numbers of the file: times, tokens, tries, limits, prices.
+    fn check_numbers(&self) -> Result<(), (&'static str, String)> {
         let positive = |key: &'static str, v: f64| {
             if v.is_finite() && v > 0.0 {
                 Ok(())

@@ -74,12 +74,19 @@ pub struct CheckContext {
 
 /// Checks a mission code; `Ok` with the visits in order when it is accepted.
 pub fn check(mission: &Value, ctx: &CheckContext) -> Result<Vec<String>, Refusal> {
-    let refuse = |reason, stop: Option<usize>, field: Option<&str>, text: String| Refusal {
-        reason,
-        stop,
-        field: field.map(str::to_string),
-        counterexample: text,
-    };
+    let stops = stops_of(mission)?;
+    check_home_to_home(&stops)?;
+    let visits: Vec<String> = stops[1..stops.len() - 1].to_vec();
+    check_visits(&visits, ctx)?;
+    Ok(visits)
+}
+
+fn refuse(reason: Reason, stop: Option<usize>, field: Option<&str>, text: String) -> Refusal {
+    Refusal { reason, stop, field: field.map(str::to_string), counterexample: text }
+}
+
+/// The stops of a mission: a list of place names.
+fn stops_of(mission: &Value) -> Result<Vec<String>, Refusal> {
     let Some(arr) = mission.as_array() else {
         return Err(refuse(
             Reason::Malformed,
@@ -102,6 +109,11 @@ pub fn check(mission: &Value, ctx: &CheckContext) -> Result<Vec<String>, Refusal
             }
         }
     }
+    Ok(stops)
+}
+
+/// At least two stops, H only at the start and at the end, a field visited.
+fn check_home_to_home(stops: &[String]) -> Result<(), Refusal> {
     if stops.len() < 2 {
         return Err(refuse(
             Reason::MissionNotWellFormed,
@@ -143,7 +155,11 @@ pub fn check(mission: &Value, ctx: &CheckContext) -> Result<Vec<String>, Refusal
             format!("the mission ends at {}, not at H", stops[last]),
         ));
     }
-    let visits: Vec<String> = stops[1..last].to_vec();
+    Ok(())
+}
+
+/// Each field once, an option of the mission, not removed.
+fn check_visits(visits: &[String], ctx: &CheckContext) -> Result<(), Refusal> {
     for (i, f) in visits.iter().enumerate() {
         if let Some(j) = visits[..i].iter().position(|g| g == f) {
             return Err(refuse(
@@ -179,7 +195,7 @@ pub fn check(mission: &Value, ctx: &CheckContext) -> Result<Vec<String>, Refusal
             ));
         }
     }
-    Ok(visits)
+    Ok(())
 }
 
 #[cfg(test)]
