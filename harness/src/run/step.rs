@@ -321,7 +321,7 @@ impl Loop<'_> {
             for (id, kind, pose) in &truth.objects {
                 let d = pose.pos().dist(pos);
                 if d <= SENSOR_REACH_M && self.seen_objects.insert(*id) {
-                    let on = crate::world::knowledge::near_polyline(pose.pos(), &route, 3.0);
+                    let on = crate::world::knowledge::near_polyline(pose.pos(), route, 3.0);
                     self.wakes.push_back(Wake::new(WakeDetail::ObjectSeen(ObjectWake {
                         id: *id,
                         kind: kind.as_str(),
