@@ -77,11 +77,11 @@ impl Classical {
         if w.reason != WakeReason::Start || self.phase != Phase::Start {
             return;
         }
-        let plan = plan_within_limits(&st.sc.fields, &st.table, st.sc.deadline_s, st.sc.fuel_limit_mj);
+        let plan = plan_within_limits(&st.sc.fields, &st.costs.table, st.sc.deadline_s, st.sc.fuel_limit_mj);
         match plan {
             Ok(p) => {
                 for f in &p.removed {
-                    st.removed.insert(f.clone());
+                    st.mission.removed.insert(f.clone());
                 }
                 let t = st.t();
                 st.log(Row::PlanCheck(PlanCheckRow {
@@ -156,7 +156,7 @@ impl Classical {
         let phase = std::mem::take(&mut self.phase);
         match (phase, code) {
             (Phase::Waiting(inner, waited), ResultCode::Succeeded) => {
-                let clear = st.knowledge.on_route(&st.world.route_ahead()).is_empty();
+                let clear = st.memory.knowledge.on_route(&st.world.route_ahead()).is_empty();
                 if clear {
                     let r = st.world.request(&SkillRequest::new(SkillKind::Resume));
                     self.phase = *inner;
@@ -200,7 +200,7 @@ impl Classical {
             Phase::Return => self.go_home(st),
             _ => {
                 if let Some(f) = self.order.get(self.idx) {
-                    st.removed.insert(f.clone());
+                    st.mission.removed.insert(f.clone());
                 }
                 self.idx += 1;
                 self.next_field(st);
@@ -215,7 +215,7 @@ impl Classical {
                 let need: f64 = legs.iter().map(|l| l.planned_time_s).sum();
                 if st.t() + need > d {
                     log_rule(st, &format!("skip {f}: planned {need:.0} s would pass the deadline"));
-                    st.removed.insert(f);
+                    st.mission.removed.insert(f);
                     self.idx += 1;
                     continue;
                 }

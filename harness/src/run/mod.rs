@@ -394,7 +394,7 @@ impl<'a> Loop<'a> {
     /// Nothing runs, no timer, no scenario event waits.
     fn idle(&self) -> bool {
         self.st.world.status_ref().skill.is_none()
-            && self.st.timer_s.is_none()
+            && self.st.mission.timer_s.is_none()
             && self.model_error_at.is_none()
             && self.st.world.pending_object_events() == 0
             && !self.requests.iter().any(|(w, _, fired)| !fired && self.request_can_fire(w))

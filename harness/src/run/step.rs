@@ -67,9 +67,9 @@ impl Loop<'_> {
             self.on_scan();
         }
         self.due_requests(t);
-        if let Some(at) = self.st.timer_s {
+        if let Some(at) = self.st.mission.timer_s {
             if t + 1e-9 >= at {
-                self.st.timer_s = None;
+                self.st.mission.timer_s = None;
                 self.wakes.push_back(Wake::new(WakeDetail::TimerAt(TimerAtWake { timer_at_s: at })));
             }
         }
@@ -138,7 +138,7 @@ impl Loop<'_> {
         let t = self.next_pose_n as f64 * 0.5;
         self.next_pose_n += 1;
         if self.next_pose_n > 1 {
-            self.st.driven.push(v.pose.pos());
+            self.st.memory.driven.push(v.pose.pos());
         }
         let skill = self.st.world.status_ref().skill.map(|s| s.as_str().to_string());
         let row = PoseRow {
@@ -197,15 +197,15 @@ impl Loop<'_> {
             }
             (EventName::FieldScouted, EventDetail::Scouted { field: f }) => {
                 self.scouted_at.push((f.clone(), t));
-                self.st.removed.insert(f.clone());
-                if let Some(p) = self.st.plan.as_mut() {
+                self.st.mission.removed.insert(f.clone());
+                if let Some(p) = self.st.mission.plan.as_mut() {
                     if p.next_visit() == Some(f.as_str()) {
                         p.next += 1;
                     }
                 }
             }
             (EventName::ShieldHold, EventDetail::Hold { x, y, .. }) => {
-                self.st.site = Some(acres_farm::geom::Vec2::new(*x, *y));
+                self.st.mission.site = Some(acres_farm::geom::Vec2::new(*x, *y));
             }
             (EventName::ShieldRelease | EventName::SkillStarted, _) => self.stuck_sent = false,
             _ => {}
@@ -215,9 +215,9 @@ impl Loop<'_> {
     fn on_scan(&mut self) {
         let Some(scan) = self.st.world.scan().copied() else { return };
         let sensor = self.st.world.sensor_pose();
-        self.st.knowledge.update(&scan, sensor, 40.0);
+        self.st.memory.knowledge.update(&scan, sensor, 40.0);
         // A place that went out may come back (a new object): report it again then.
-        let present: std::collections::BTreeSet<_> = self.st.knowledge.objects().into_iter().collect();
+        let present: std::collections::BTreeSet<_> = self.st.memory.knowledge.objects().into_iter().collect();
         self.reported_cells.retain(|c| present.contains(c));
         if self.classical.is_some() {
             self.classical_scan();
@@ -232,6 +232,7 @@ impl Loop<'_> {
         let route = self.st.world.route_ahead();
         let fresh: Vec<_> = self
             .st
+            .memory
             .knowledge
             .on_route(&route)
             .into_iter()
@@ -250,7 +251,7 @@ impl Loop<'_> {
         let route = self.st.world.route_ahead();
         let mut on_route: Vec<[f64; 2]> = Vec::new();
         let mut new_cells = Vec::new();
-        for c in self.st.knowledge.on_route(&route) {
+        for c in self.st.memory.knowledge.on_route(&route) {
             if !self.reported_cells.contains(&c) {
                 new_cells.push(c);
             }
@@ -259,9 +260,9 @@ impl Loop<'_> {
         }
         let mut on_plan: Vec<PlanCell> = Vec::new();
         let mut plan_leg = None;
-        if let Some(p) = &self.st.plan {
+        if let Some(p) = &self.st.mission.plan {
             for (key, l) in p.legs.iter().skip(crate::tools::exec::plan_leg_index(p)) {
-                for c in self.st.knowledge.on_route(l) {
+                for c in self.st.memory.knowledge.on_route(l) {
                     if !self.reported_cells.contains(&c) && !new_cells.contains(&c) {
                         new_cells.push(c);
                         plan_leg.get_or_insert_with(|| key.key());
@@ -352,7 +353,7 @@ impl Loop<'_> {
             }
         }
         for text in due {
-            self.st.requests.push((t, text.clone()));
+            self.st.mission.requests.push((t, text.clone()));
             self.st.log(Row::Request(RequestRow { t, wall: wall_now(), text: text.clone() }));
             self.st
                 .remember_event(json!({"t_s": (t * 10.0).round() / 10.0, "name": "request", "text": text}));

@@ -47,8 +47,8 @@ pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -
         Call::Plan(a) => plan(st, &a),
         Call::Dispatch(a) => dispatch(st, &a),
         Call::Note(a) => {
-            st.notes.push(a.text.clone());
-            let n = st.notes.len() as u64;
+            st.memory.notes.push(a.text.clone());
+            let n = st.memory.notes.len() as u64;
             st.log(Row::Note(NoteRow { t: st.t(), wall: crate::clock::wall_now(), n, text: a.text }));
             ok(json!({"notes": n}))
         }
@@ -70,9 +70,9 @@ fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
             return err("compare needs frame and other_frame");
         };
         let (a, b) = (fa.as_str(), fb.as_str());
-        let find = |id: &str| st.frames.iter().find(|f| f.id == id).cloned();
+        let find = |id: &str| st.memory.frames.iter().find(|f| f.id == id).cloned();
         let (Some(fa), Some(fb)) = (find(a), find(b)) else {
-            return err(format!("no frame {a} or {b}; the frames are f0001..f{:04}", st.frames.len()));
+            return err(format!("no frame {a} or {b}; the frames are f0001..f{:04}", st.memory.frames.len()));
         };
         let png = match picture::compare(
             &fa.png,
@@ -83,7 +83,7 @@ fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
             Ok(p) => p,
             Err(e) => return err(e.to_string()),
         };
-        let id = format!("f{:04}", st.frames.len() + 1);
+        let id = format!("f{:04}", st.memory.frames.len() + 1);
         let region = Some(json!({"frame": a, "other_frame": b}));
         return match st.store_frame(id, png, RowView::Compare, region, fa.view_box, fa.m_per_px) {
             Ok(f) => with_image(frame_result(&f), f),
@@ -92,9 +92,9 @@ fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
     }
     if let Some(id) = &a.frame {
         if a.region_given.is_none() {
-            return match st.frames.iter().find(|f| &f.id == id).cloned() {
+            return match st.memory.frames.iter().find(|f| &f.id == id).cloned() {
                 Some(f) => with_image(frame_result(&f), f),
-                None => err(format!("no frame {id}; the frames are f0001..f{:04}", st.frames.len())),
+                None => err(format!("no frame {id}; the frames are f0001..f{:04}", st.memory.frames.len())),
             };
         }
     }
@@ -188,11 +188,11 @@ fn read_mission(st: &mut RunState, t: f64) -> ToolOutcome {
             })
             .collect()
     };
-    let on_route = cells_json(st.knowledge.on_route(&st.world.route_ahead()));
+    let on_route = cells_json(st.memory.knowledge.on_route(&st.world.route_ahead()));
     let mut on_plan = Vec::new();
-    if let Some(p) = &st.plan {
+    if let Some(p) = &st.mission.plan {
         for (key, l) in p.legs.iter().skip(plan_leg_index(p)) {
-            for c in cells_json(st.knowledge.on_route(l)) {
+            for c in cells_json(st.memory.knowledge.on_route(l)) {
                 on_plan.push(json!({"leg": key.key(), "x": c["x"], "y": c["y"]}));
             }
         }
@@ -201,13 +201,13 @@ fn read_mission(st: &mut RunState, t: f64) -> ToolOutcome {
         "instruction": st.sc.instruction, "fields": st.sc.fields, "scouted": status.scouted,
         "coverage": status.coverage.iter().map(|(k, v)| (k.clone(), json!(round(*v, 3)))).collect::<serde_json::Map<_, _>>(),
         "deadline_s": st.sc.deadline_s, "fuel_limit_mj": st.sc.fuel_limit_mj, "t_s": round(t, 1),
-        "plan": st.plan.as_ref().map(|p| json!({"visits": p.visits, "next": p.next_visit(), "return_home": p.return_home})),
+        "plan": st.mission.plan.as_ref().map(|p| json!({"visits": p.visits, "next": p.next_visit(), "return_home": p.return_home})),
         "skill": st.skill_json(),
         "interrupted": status.interrupted.map(|(k, id, target)| json!({"skill": k.as_str(), "id": id, "target": target})),
         "returns_on_route": on_route,
         "returns_on_plan": on_plan,
-        "requests": st.requests.iter().map(|(t, s)| json!({"t_s": round(*t, 1), "text": s})).collect::<Vec<_>>(),
-        "removed": st.removed,
+        "requests": st.mission.requests.iter().map(|(t, s)| json!({"t_s": round(*t, 1), "text": s})).collect::<Vec<_>>(),
+        "removed": st.mission.removed,
     }))
 }
 
@@ -254,12 +254,12 @@ fn read_budget(st: &mut RunState, t: f64) -> ToolOutcome {
 
 /// `read` events.
 fn read_events(st: &mut RunState) -> ToolOutcome {
-    ok(json!({"events": st.events}))
+    ok(json!({"events": st.memory.events}))
 }
 
 /// `read` notes.
 fn read_notes(st: &mut RunState) -> ToolOutcome {
-    ok(json!({"notes": st.notes}))
+    ok(json!({"notes": st.memory.notes}))
 }
 
 /// `read` scan.
@@ -271,6 +271,7 @@ fn read_scan(st: &mut RunState, t: f64) -> ToolOutcome {
     let sectors: serde_json::Map<String, Value> =
         names.iter().zip(s.sectors_m.iter()).map(|(n, r)| (n.to_string(), finite(*r))).collect();
     let blocked: Vec<Value> = st
+        .memory
         .knowledge
         .objects()
         .into_iter()
@@ -348,11 +349,12 @@ fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
     if return_home {
         code.push(json!("H"));
     }
-    let ctx = CheckContext { options: st.sc.fields.iter().cloned().collect(), removed: st.removed.clone() };
+    let ctx =
+        CheckContext { options: st.sc.fields.iter().cloned().collect(), removed: st.mission.removed.clone() };
     if let Err(r) = plancheck::check(&Value::Array(code), &ctx) {
         if let Some(f) = &r.field {
             if let Some(fd) = map.fields.get(f) {
-                st.highlight = Some((fd.entry_pos, format!("{}: {f}", r.reason.as_str())));
+                st.mission.highlight = Some((fd.entry_pos, format!("{}: {f}", r.reason.as_str())));
             }
         }
         return match &r.field {
@@ -377,7 +379,7 @@ fn checked_plan(st: &mut RunState, visits: &[String], return_home: bool, legs: V
     let leg_json: Vec<Value> = legs
         .iter()
         .map(|l| {
-            let cells = st.knowledge.on_route(&l.path);
+            let cells = st.memory.knowledge.on_route(&l.path);
             let mut v = json!({"leg": l.leg.key(), "planned_time_s": round(l.planned_time_s, 1), "planned_energy_mj": round(l.planned_energy_mj, 2)});
             if !cells.is_empty() {
                 let p = cell_center(cells[0]);
@@ -424,15 +426,15 @@ fn checked_plan(st: &mut RunState, visits: &[String], return_home: bool, legs: V
         result["legs"] = Value::Array(leg_json);
         return result;
     }
-    if let Some(old) = &st.plan {
+    if let Some(old) = &st.mission.plan {
         let scouted = st.world.status().scouted;
         for v in &old.visits {
             if !visits.contains(v) && !scouted.contains(v) {
-                st.removed.insert(v.clone());
+                st.mission.removed.insert(v.clone());
             }
         }
     }
-    st.plan = Some(AcceptedPlan {
+    st.mission.plan = Some(AcceptedPlan {
         visits: visits.to_vec(),
         return_home,
         next: 0,
@@ -447,7 +449,7 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
     if st.mode == Mode::Checked && matches!(skill, SkillKind::Goto | SkillKind::Scout) {
         let target = req.field.clone().or_else(|| req.place.clone()).unwrap_or_default();
         if st.sc.map_data.fields.contains_key(&target) {
-            match st.plan.as_ref().and_then(|p| p.next_visit().map(String::from)) {
+            match st.mission.plan.as_ref().and_then(|p| p.next_visit().map(String::from)) {
                 None => return err(format!("refused by the plan checker rule: {} {target} needs an accepted plan whose next visit is {target}; call plan first", skill.as_str())),
                 Some(next) if next != target => {
                     return err(format!("refused by the plan checker rule: the next visit of the accepted plan is {next}, not {target}"));
@@ -460,7 +462,7 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
         // Resuming a goto or scout of a field is a goto or scout of it: the same plan rule.
         if let Some((_, _, target)) = st.world.status().interrupted {
             if st.sc.map_data.fields.contains_key(&target) {
-                let next = st.plan.as_ref().and_then(|p| p.next_visit().map(String::from));
+                let next = st.mission.plan.as_ref().and_then(|p| p.next_visit().map(String::from));
                 if next.as_deref() != Some(target.as_str()) {
                     return err(format!(
                         "refused by the plan checker rule: resume continues to {target}, but the next visit of the accepted plan is {}",
@@ -475,7 +477,7 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
             return err("arguments.arguments.seconds: wait needs seconds");
         };
         let at = st.t() + s;
-        st.timer_s = Some(at);
+        st.mission.timer_s = Some(at);
         return ok(
             json!({"accepted": true, "timer": true, "wakes_at_s": round(at, 1), "note": "a skill is running: a timer will wake you"}),
         );

@@ -128,6 +128,49 @@ pub struct Counters {
     pub cache_write_tokens: u64,
 }
 
+/// What the mission is now (a part of [`RunState`]).
+#[derive(Debug, Default)]
+pub struct Mission {
+    /// The accepted plan.
+    pub plan: Option<AcceptedPlan>,
+    /// Fields removed from the mission (scouted, or dropped from an accepted plan).
+    pub removed: BTreeSet<String>,
+    /// Operator requests so far: `(t, text)`.
+    pub requests: Vec<(f64, String)>,
+    /// The timer of `wait` while a skill runs: mission time it fires.
+    pub timer_s: Option<f64>,
+    /// A place of interest (the last blocked place), for `look around site`.
+    pub site: Option<Vec2>,
+    /// The last refused plan's place, drawn in red on the next picture.
+    pub highlight: Option<(Vec2, String)>,
+}
+
+/// What the planner side remembers (a part of [`RunState`]).
+#[derive(Debug, Default)]
+pub struct Memory {
+    /// The knowledge store.
+    pub knowledge: Knowledge,
+    /// Notes.
+    pub notes: Vec<String>,
+    /// The visual memory.
+    pub frames: Vec<Frame>,
+    /// Recent events for `read events`.
+    pub events: Vec<Value>,
+    /// The driven path (a point each 0.5 s).
+    pub driven: Vec<Vec2>,
+}
+
+/// The costs of planning (a part of [`RunState`]).
+#[derive(Debug)]
+pub struct Costs {
+    /// The cost table of the scenario's map and condition.
+    pub table: CostTable,
+    /// The lane graph.
+    pub graph: LaneGraph,
+    /// Cost-table rates: lanes (s per m, MJ per m), fields (MJ per m).
+    pub rates: ((f64, f64), f64),
+}
+
 /// Everything the loop and the tools share.
 pub struct RunState<'a> {
     /// The scenario.
@@ -138,30 +181,14 @@ pub struct RunState<'a> {
     pub profile: Profile,
     /// The world (use the guard's methods for planner inputs).
     pub world: Box<dyn WorldPort>,
-    /// The cost table of the scenario's map and condition.
-    pub table: CostTable,
-    /// The lane graph.
-    pub graph: LaneGraph,
-    /// The knowledge store.
-    pub knowledge: Knowledge,
-    /// The accepted plan.
-    pub plan: Option<AcceptedPlan>,
-    /// Fields removed from the mission (scouted, or dropped from an accepted plan).
-    pub removed: BTreeSet<String>,
-    /// Notes.
-    pub notes: Vec<String>,
-    /// The visual memory.
-    pub frames: Vec<Frame>,
-    /// Recent events for `read events`.
-    pub events: Vec<Value>,
-    /// Operator requests so far: `(t, text)`.
-    pub requests: Vec<(f64, String)>,
-    /// The driven path (a point each 0.5 s).
-    pub driven: Vec<Vec2>,
+    /// What the mission is now: the plan, removed fields, requests, the timer, places of note.
+    pub mission: Mission,
+    /// What the planner side remembers: knowledge store, pictures, events, notes, the track.
+    pub memory: Memory,
+    /// The costs: the cost table, the lane graph, the table's rates.
+    pub costs: Costs,
     /// `ask_operator` is on.
     pub operator_on: bool,
-    /// The timer of `wait` while a skill runs: mission time it fires.
-    pub timer_s: Option<f64>,
     /// The run log.
     pub writer: RunWriter,
     /// Counters.
@@ -172,16 +199,10 @@ pub struct RunState<'a> {
     pub codes: BTreeMap<acres_vehicle::ResultCode, u64>,
     /// The wake-up in progress.
     pub wake: u64,
-    /// A place of interest (the last blocked place), for `look around site`.
-    pub site: Option<Vec2>,
-    /// The last refused plan's place, drawn in red on the next picture.
-    pub highlight: Option<(Vec2, String)>,
     /// Set when the planner read a truth value in the vehicle profile.
     pub truth_read: Option<TruthRead>,
     /// The episode recordings (`None`: not recording, or stopped by a write error).
     pub recorder: Option<Recorder>,
-    /// Cost-table rates: lanes (s per m, MJ per m), fields (MJ per m).
-    rates: ((f64, f64), f64),
 }
 
 impl<'a> RunState<'a> {
@@ -203,28 +224,17 @@ impl<'a> RunState<'a> {
             mode,
             profile,
             world,
-            table,
-            graph: sc.lane_graph(),
-            knowledge: Knowledge::default(),
-            plan: None,
-            removed: BTreeSet::new(),
-            notes: Vec::new(),
-            frames: Vec::new(),
-            events: Vec::new(),
-            requests: Vec::new(),
-            driven: vec![start],
+            mission: Mission::default(),
+            memory: Memory { driven: vec![start], ..Memory::default() },
+            costs: Costs { table, graph: sc.lane_graph(), rates },
             operator_on,
-            timer_s: None,
             writer,
             counters: Counters::default(),
             energy_estimate_mj: 0.0,
             codes: BTreeMap::new(),
             wake: 0,
-            site: None,
-            highlight: None,
             truth_read: None,
             recorder: None,
-            rates,
         }
     }
 
@@ -291,7 +301,8 @@ impl<'a> RunState<'a> {
 
     /// Adds the energy estimate of a step of `d_m` metres at `p`.
     pub fn add_energy_estimate(&mut self, p: Vec2, d_m: f64) {
-        let rate = if self.sc.map_data.field_at(p).is_some() { self.rates.1 } else { self.rates.0 .1 };
+        let rate =
+            if self.sc.map_data.field_at(p).is_some() { self.costs.rates.1 } else { self.costs.rates.0 .1 };
         self.energy_estimate_mj += rate * d_m;
     }
 
@@ -332,8 +343,8 @@ impl<'a> RunState<'a> {
         }
         if let Some(target) = first_from_here {
             let node = if target == "H" { "H".to_string() } else { map.fields[&target].entry.clone() };
-            let path = self.graph.route_from_point(here, &node).ok_or("no route from here")?;
-            let (t_per_m, e_per_m) = self.rates.0;
+            let path = self.costs.graph.route_from_point(here, &node).ok_or("no route from here")?;
+            let (t_per_m, e_per_m) = self.costs.rates.0;
             out.push(LegEstimate {
                 leg: Leg::goto(HERE, &target),
                 planned_time_s: path.length_m() * t_per_m * PLANNED_TIME_FACTOR,
@@ -342,8 +353,8 @@ impl<'a> RunState<'a> {
             });
         }
         for leg in legs {
-            let c = self.table.leg(&leg).map_err(|e| e.to_string())?;
-            let path = leg_path(map, &self.graph, &leg).map(|p| p.points).unwrap_or_default();
+            let c = self.costs.table.leg(&leg).map_err(|e| e.to_string())?;
+            let path = leg_path(map, &self.costs.graph, &leg).map(|p| p.points).unwrap_or_default();
             out.push(LegEstimate {
                 leg,
                 planned_time_s: c.time_s * PLANNED_TIME_FACTOR,
@@ -357,7 +368,7 @@ impl<'a> RunState<'a> {
     /// A picture of the run's state: renders, writes `frames/<id>.png` and its row, and keeps it
     /// in the visual memory.
     pub fn picture(&mut self, view: View, region: Option<Value>) -> Result<Frame, String> {
-        let id = format!("f{:04}", self.frames.len() + 1);
+        let id = format!("f{:04}", self.memory.frames.len() + 1);
         let map = self.sc.map_data.clone();
         let mut scene = Scene::new(&map, view.clone());
         scene.frame_id = id.clone();
@@ -365,13 +376,17 @@ impl<'a> RunState<'a> {
         scene.fields_in_play = self.sc.fields.clone();
         scene.scouted = self.world.status().scouted;
         scene.route = self.world.route_ahead();
-        scene.plan =
-            self.plan.as_ref().map(|p| p.legs.iter().map(|l| l.1.clone()).collect()).unwrap_or_default();
-        scene.driven = self.driven.clone();
+        scene.plan = self
+            .mission
+            .plan
+            .as_ref()
+            .map(|p| p.legs.iter().map(|l| l.1.clone()).collect())
+            .unwrap_or_default();
+        scene.driven = self.memory.driven.clone();
         scene.vehicle = self.world.vehicle().pose;
-        scene.site = self.site;
-        scene.blocked = self.knowledge.objects().into_iter().map(cell_center).collect();
-        scene.highlight = self.highlight.take();
+        scene.site = self.mission.site;
+        scene.blocked = self.memory.knowledge.objects().into_iter().map(cell_center).collect();
+        scene.highlight = self.mission.highlight.take();
         match self.profile {
             Profile::Vehicle => {
                 if let Some(s) = self.world.scan() {
@@ -430,15 +445,15 @@ impl<'a> RunState<'a> {
             view_box,
             m_per_px,
         }));
-        self.frames.push(frame.clone());
+        self.memory.frames.push(frame.clone());
         Ok(frame)
     }
 
     /// Keeps an event for `read events` (the last 40).
     pub fn remember_event(&mut self, e: Value) {
-        self.events.push(e);
-        if self.events.len() > 40 {
-            self.events.remove(0);
+        self.memory.events.push(e);
+        if self.memory.events.len() > 40 {
+            self.memory.events.remove(0);
         }
     }
 
