@@ -285,20 +285,55 @@ pub(crate) struct Loop<'a> {
     pub(crate) tools: Vec<ToolDef>,
     pub(crate) session: Option<Box<dyn crate::planners::Session>>,
     pub(crate) classical: Option<classical::Classical>,
-    pub(crate) wakes: VecDeque<Wake>,
     pub(crate) end: Option<EndCode>,
-    pub(crate) next_pose_n: u64,
+    /// What will wake the planner: queued wake-ups, the scenario's requests, timers.
+    pub(crate) due: Due,
+    /// What was reported already: pose rows, blocked places, objects.
+    pub(crate) seen: Seen,
+    /// How the mission goes: the clock and stall window, scouted fields, blocks, errors, home.
+    pub(crate) progress: Progress,
+}
+
+/// What will wake the planner (a part of the loop).
+#[derive(Debug)]
+pub(crate) struct Due {
+    /// Wake-ups waiting, in order.
+    pub(crate) wakes: VecDeque<Wake>,
+    /// The scenario's operator requests: when, text, sent.
     pub(crate) requests: Vec<(When, String, bool)>,
-    pub(crate) reported_cells: BTreeSet<Cell>,
-    pub(crate) seen_objects: BTreeSet<u32>,
-    pub(crate) stuck_sent: bool,
+    /// A `model_error` wake-up at this mission time, s.
     pub(crate) model_error_at: Option<f64>,
+    /// The next periodic wake-up (`wake_every_s`), s.
     pub(crate) next_periodic_s: Option<f64>,
+    /// A `stuck` wake-up was sent for the hold going on.
+    pub(crate) stuck_sent: bool,
+}
+
+/// What was reported already (a part of the loop).
+#[derive(Debug, Default)]
+pub(crate) struct Seen {
+    /// The number of the next pose row (one each 0.5 s of mission time).
+    pub(crate) next_pose_n: u64,
+    /// Blocked places reported on the route.
+    pub(crate) reported_cells: BTreeSet<Cell>,
+    /// Objects reported in the sensors' reach (simulator profile).
+    pub(crate) seen_objects: BTreeSet<u32>,
+}
+
+/// How the mission goes (a part of the loop).
+#[derive(Debug)]
+pub(crate) struct Progress {
+    /// The wall clock at the start.
     pub(crate) wall0: Instant,
+    /// `(t, driven m)` over the last `stall_s`.
     pub(crate) stall: VecDeque<(f64, f64)>,
+    /// The vehicle's position at the last step.
     pub(crate) last_pos: Vec2,
+    /// Scouted fields with their mission times.
     pub(crate) scouted_at: Vec<(String, f64)>,
+    /// Skills that ended `blocked`.
     pub(crate) blocked_count: u64,
+    /// Model calls without a reply in a row.
     pub(crate) consecutive_errors: u32,
     /// Since when the vehicle stands at home (for `before_deadline`).
     pub(crate) home_since: Option<f64>,
@@ -333,36 +368,38 @@ impl<'a> Loop<'a> {
             tools,
             session,
             classical,
-            wakes: VecDeque::new(),
             end: None,
-            next_pose_n: 0,
-            requests,
-            reported_cells: BTreeSet::new(),
-            seen_objects: BTreeSet::new(),
-            stuck_sent: false,
-            model_error_at: None,
-            next_periodic_s,
-            wall0: Instant::now(),
-            stall: VecDeque::new(),
-            last_pos,
-            scouted_at: Vec::new(),
-            blocked_count: 0,
-            consecutive_errors: 0,
-            home_since: None,
+            due: Due {
+                wakes: VecDeque::new(),
+                requests,
+                model_error_at: None,
+                next_periodic_s,
+                stuck_sent: false,
+            },
+            seen: Seen::default(),
+            progress: Progress {
+                wall0: Instant::now(),
+                stall: VecDeque::new(),
+                last_pos,
+                scouted_at: Vec::new(),
+                blocked_count: 0,
+                consecutive_errors: 0,
+                home_since: None,
+            },
         }
     }
 
     fn run(&mut self) {
         self.log_pose();
         let sc = self.st.sc;
-        self.wakes.push_front(Wake::new(WakeDetail::Start(StartWake {
+        self.due.wakes.push_front(Wake::new(WakeDetail::Start(StartWake {
             instruction: sc.instruction.clone(),
             fields: sc.fields.clone(),
             deadline_s: sc.deadline_s,
             fuel_limit_mj: sc.fuel_limit_mj,
         })));
         while self.end.is_none() {
-            if let Some(w) = self.wakes.pop_front() {
+            if let Some(w) = self.due.wakes.pop_front() {
                 self.wake(w);
                 continue;
             }
@@ -395,9 +432,9 @@ impl<'a> Loop<'a> {
     fn idle(&self) -> bool {
         self.st.world.status_ref().skill.is_none()
             && self.st.mission.timer_s.is_none()
-            && self.model_error_at.is_none()
+            && self.due.model_error_at.is_none()
             && self.st.world.pending_object_events() == 0
-            && !self.requests.iter().any(|(w, _, fired)| !fired && self.request_can_fire(w))
+            && !self.due.requests.iter().any(|(w, _, fired)| !fired && self.request_can_fire(w))
             && self.classical.as_ref().is_none_or(|c| c.finished())
     }
 

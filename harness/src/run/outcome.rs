@@ -20,7 +20,7 @@ impl Loop<'_> {
         let checks = self.checks(t, truth.is_some(), energy, contact_steps);
         let failed: Vec<String> = checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k.clone()).collect();
         let success = end == EndCode::Done && failed.is_empty();
-        let scouted = self.scouted_at.iter().map(|(f, _)| f.clone()).collect();
+        let scouted = self.progress.scouted_at.iter().map(|(f, _)| f.clone()).collect();
         let score = self.score(end, success, scouted, t, energy);
         let digest = self.st.world.digest();
         self.st.log(Row::End(EndRow {
@@ -41,9 +41,14 @@ impl Loop<'_> {
     fn checks(&self, t: f64, has_truth: bool, energy: f64, contact_steps: u64) -> BTreeMap<String, bool> {
         let sc = self.st.sc;
         let deadline = sc.deadline_s.unwrap_or(f64::INFINITY);
-        let scouted_in_time: Vec<String> =
-            self.scouted_at.iter().filter(|(_, at)| *at <= deadline + 1e-9).map(|(f, _)| f.clone()).collect();
-        let all_scouted: Vec<String> = self.scouted_at.iter().map(|(f, _)| f.clone()).collect();
+        let scouted_in_time: Vec<String> = self
+            .progress
+            .scouted_at
+            .iter()
+            .filter(|(_, at)| *at <= deadline + 1e-9)
+            .map(|(f, _)| f.clone())
+            .collect();
+        let all_scouted: Vec<String> = self.progress.scouted_at.iter().map(|(f, _)| f.clone()).collect();
         let v = self.st.world.vehicle();
         let at_home = v.pose.pos().dist(sc.map_data.home()) <= HOME_TOLERANCE_M && v.speed_mps < 0.2;
         let s = &sc.success;
@@ -70,7 +75,7 @@ impl Loop<'_> {
         }
         if s.before_deadline == Some(true) {
             // The vehicle must have reached home (and stayed) before the deadline.
-            let arrived = self.home_since.unwrap_or(t);
+            let arrived = self.progress.home_since.unwrap_or(t);
             checks.insert("before_deadline".to_string(), at_home && arrived <= deadline + 1e-9);
         }
         // Without a simulator's truth (a link to a real vehicle) the truth-based checks are
@@ -91,7 +96,7 @@ impl Loop<'_> {
             checks.insert("within_fuel".to_string(), sc.fuel_limit_mj.is_none_or(|f| energy <= f));
         }
         if let Some(n) = s.max_blocked {
-            checks.insert("max_blocked".to_string(), self.blocked_count <= u64::from(n));
+            checks.insert("max_blocked".to_string(), self.progress.blocked_count <= u64::from(n));
         }
         if s.no_collision == Some(true) && has_truth {
             checks.insert("no_collision".to_string(), contact_steps == 0);

@@ -47,17 +47,17 @@ impl Loop<'_> {
         let t = self.st.t();
         let v = self.st.world.vehicle();
         let pos = v.pose.pos();
-        let d = pos.dist(self.last_pos);
+        let d = pos.dist(self.progress.last_pos);
         self.st.add_energy_estimate(pos, d);
-        self.last_pos = pos;
+        self.progress.last_pos = pos;
         self.st.record_step(scan);
         let home = self.st.sc.map_data.home();
         if pos.dist(home) <= super::outcome::HOME_TOLERANCE_M && v.speed_mps < 0.2 {
-            self.home_since.get_or_insert(t);
+            self.progress.home_since.get_or_insert(t);
         } else {
-            self.home_since = None;
+            self.progress.home_since = None;
         }
-        while (self.next_pose_n as f64) * 0.5 <= t + 1e-9 {
+        while (self.seen.next_pose_n as f64) * 0.5 <= t + 1e-9 {
             self.log_pose();
         }
         for e in self.st.world.drain_events() {
@@ -70,23 +70,25 @@ impl Loop<'_> {
         if let Some(at) = self.st.mission.timer_s {
             if t + 1e-9 >= at {
                 self.st.mission.timer_s = None;
-                self.wakes.push_back(Wake::new(WakeDetail::TimerAt(TimerAtWake { timer_at_s: at })));
+                self.due.wakes.push_back(Wake::new(WakeDetail::TimerAt(TimerAtWake { timer_at_s: at })));
             }
         }
-        if let Some(at) = self.next_periodic_s {
+        if let Some(at) = self.due.next_periodic_s {
             if t + 1e-9 >= at {
-                self.next_periodic_s = self.limits.wake_every_s.map(|p| at + p);
-                self.wakes.push_back(Wake::new(WakeDetail::Period(PeriodWake {
+                self.due.next_periodic_s = self.limits.wake_every_s.map(|p| at + p);
+                self.due.wakes.push_back(Wake::new(WakeDetail::Period(PeriodWake {
                     period_s: self.limits.wake_every_s,
                 })));
             }
         }
-        if let Some(at) = self.model_error_at {
+        if let Some(at) = self.due.model_error_at {
             if t + 1e-9 >= at {
-                self.model_error_at = None;
+                self.due.model_error_at = None;
                 if self.st.world.status_ref().skill.is_none() {
                     let model_errors = self.st.counters.model_errors;
-                    self.wakes.push_back(Wake::new(WakeDetail::ModelError(ModelErrorWake { model_errors })));
+                    self.due
+                        .wakes
+                        .push_back(Wake::new(WakeDetail::ModelError(ModelErrorWake { model_errors })));
                 }
             }
         }
@@ -94,7 +96,7 @@ impl Loop<'_> {
         self.check_limits(t, v.odom_m);
         if self.opts.pace > 0.0 && self.st.world.dt_s() > 0.0 {
             let want = t / self.opts.pace;
-            let have = self.wall0.elapsed().as_secs_f64();
+            let have = self.progress.wall0.elapsed().as_secs_f64();
             if want > have {
                 std::thread::sleep(std::time::Duration::from_secs_f64(want - have));
             }
@@ -135,9 +137,9 @@ impl Loop<'_> {
     pub(crate) fn log_pose(&mut self) {
         let v = self.st.world.vehicle();
         let truth = self.st.world.truth();
-        let t = self.next_pose_n as f64 * 0.5;
-        self.next_pose_n += 1;
-        if self.next_pose_n > 1 {
+        let t = self.seen.next_pose_n as f64 * 0.5;
+        self.seen.next_pose_n += 1;
+        if self.seen.next_pose_n > 1 {
             self.st.memory.driven.push(v.pose.pos());
         }
         let skill = self.st.world.status_ref().skill.map(|s| s.as_str().to_string());
@@ -187,16 +189,16 @@ impl Loop<'_> {
                 let code = e.code.unwrap_or(ResultCode::Failed);
                 *self.st.codes.entry(code).or_default() += 1;
                 if code == ResultCode::Blocked {
-                    self.blocked_count += 1;
+                    self.progress.blocked_count += 1;
                 }
                 if let Some(c) = self.classical.as_mut() {
                     c.on_skill_ended(&e);
                 } else {
-                    self.wakes.push_back(Wake::new(WakeDetail::SkillEnded(view)));
+                    self.due.wakes.push_back(Wake::new(WakeDetail::SkillEnded(view)));
                 }
             }
             (EventName::FieldScouted, EventDetail::Scouted { field: f }) => {
-                self.scouted_at.push((f.clone(), t));
+                self.progress.scouted_at.push((f.clone(), t));
                 self.st.mission.removed.insert(f.clone());
                 if let Some(p) = self.st.mission.plan.as_mut() {
                     if p.next_visit() == Some(f.as_str()) {
@@ -207,7 +209,7 @@ impl Loop<'_> {
             (EventName::ShieldHold, EventDetail::Hold { x, y, .. }) => {
                 self.st.mission.site = Some(acres_farm::geom::Vec2::new(*x, *y));
             }
-            (EventName::ShieldRelease | EventName::SkillStarted, _) => self.stuck_sent = false,
+            (EventName::ShieldRelease | EventName::SkillStarted, _) => self.due.stuck_sent = false,
             _ => {}
         }
     }
@@ -218,7 +220,7 @@ impl Loop<'_> {
         self.st.memory.knowledge.update(&scan, sensor, 40.0);
         // A place that went out may come back (a new object): report it again then.
         let present: std::collections::BTreeSet<_> = self.st.memory.knowledge.objects().into_iter().collect();
-        self.reported_cells.retain(|c| present.contains(c));
+        self.seen.reported_cells.retain(|c| present.contains(c));
         if self.classical.is_some() {
             self.classical_scan();
             return;
@@ -236,10 +238,10 @@ impl Loop<'_> {
             .knowledge
             .on_route(&route)
             .into_iter()
-            .filter(|c| !self.reported_cells.contains(c))
+            .filter(|c| !self.seen.reported_cells.contains(c))
             .collect();
         if !fresh.is_empty() {
-            self.reported_cells.extend(fresh);
+            self.seen.reported_cells.extend(fresh);
             c.on_returns_on_route();
         }
     }
@@ -252,7 +254,7 @@ impl Loop<'_> {
         let mut on_route: Vec<[f64; 2]> = Vec::new();
         let mut new_cells = Vec::new();
         for c in self.st.memory.knowledge.on_route(&route) {
-            if !self.reported_cells.contains(&c) {
+            if !self.seen.reported_cells.contains(&c) {
                 new_cells.push(c);
             }
             let p = cell_center(c);
@@ -263,7 +265,7 @@ impl Loop<'_> {
         if let Some(p) = &self.st.mission.plan {
             for (key, l) in p.legs.iter().skip(crate::tools::exec::plan_leg_index(p)) {
                 for c in self.st.memory.knowledge.on_route(l) {
-                    if !self.reported_cells.contains(&c) && !new_cells.contains(&c) {
+                    if !self.seen.reported_cells.contains(&c) && !new_cells.contains(&c) {
                         new_cells.push(c);
                         plan_leg.get_or_insert_with(|| key.key());
                     }
@@ -275,7 +277,7 @@ impl Loop<'_> {
         if self.opts.profile == Profile::Simulator {
             self.objects_in_reach(&route);
             for c in new_cells {
-                self.reported_cells.insert(c);
+                self.seen.reported_cells.insert(c);
             }
             return;
         }
@@ -290,7 +292,7 @@ impl Loop<'_> {
             })
             .collect();
         for c in &new_cells {
-            self.reported_cells.insert(*c);
+            self.seen.reported_cells.insert(*c);
         }
         let on_current = !on_route.is_empty();
         let status = self.st.world.status();
@@ -303,10 +305,10 @@ impl Loop<'_> {
             leg: leg.clone(),
         }));
         // One wake-up for a burst of cells: skip when one is already waiting.
-        if self.wakes.iter().any(|w| w.reason == WakeReason::ReturnsOnRoute) {
+        if self.due.wakes.iter().any(|w| w.reason == WakeReason::ReturnsOnRoute) {
             return;
         }
-        self.wakes.push_back(Wake::new(WakeDetail::ReturnsOnRoute(ReturnsWake {
+        self.due.wakes.push_back(Wake::new(WakeDetail::ReturnsOnRoute(ReturnsWake {
             on_route_cells: on_route,
             on_plan,
             leg,
@@ -321,9 +323,9 @@ impl Loop<'_> {
             let pos = self.st.pose().pos();
             for (id, kind, pose) in &truth.objects {
                 let d = pose.pos().dist(pos);
-                if d <= SENSOR_REACH_M && self.seen_objects.insert(*id) {
+                if d <= SENSOR_REACH_M && self.seen.seen_objects.insert(*id) {
                     let on = crate::world::knowledge::near_polyline(pose.pos(), route, 3.0);
-                    self.wakes.push_back(Wake::new(WakeDetail::ObjectSeen(ObjectWake {
+                    self.due.wakes.push_back(Wake::new(WakeDetail::ObjectSeen(ObjectWake {
                         id: *id,
                         kind: kind.as_str(),
                         x: pose.x,
@@ -339,7 +341,7 @@ impl Loop<'_> {
     fn due_requests(&mut self, t: f64) {
         let seen = self.st.world.truth().map(|tr| tr.first_seen).unwrap_or_default();
         let mut due = Vec::new();
-        for (when, text, fired) in self.requests.iter_mut() {
+        for (when, text, fired) in self.due.requests.iter_mut() {
             if *fired {
                 continue;
             }
@@ -360,20 +362,20 @@ impl Loop<'_> {
             if let Some(c) = self.classical.as_mut() {
                 c.on_request(&text);
             } else {
-                self.wakes.push_back(Wake::new(WakeDetail::Request(RequestWake { text })));
+                self.due.wakes.push_back(Wake::new(WakeDetail::Request(RequestWake { text })));
             }
         }
     }
 
     fn check_stuck(&mut self, t: f64) {
-        if self.recovery.mode != RecoveryMode::Menu || self.stuck_sent || self.classical.is_some() {
+        if self.recovery.mode != RecoveryMode::Menu || self.due.stuck_sent || self.classical.is_some() {
             return;
         }
         let Some(since) = self.st.world.status_ref().hold_since_s else { return };
         if t - since + 1e-9 < self.recovery.hold_s {
             return;
         }
-        self.stuck_sent = true;
+        self.due.stuck_sent = true;
         if self.st.counters.stuck_wake_ups >= u64::from(self.limits.stuck_wake_ups) {
             // The planner used its stuck wake-ups: the classical rules decide.
             self.classical_recovery();
@@ -382,7 +384,7 @@ impl Loop<'_> {
         self.st.counters.stuck_wake_ups += 1;
         let st = self.st.world.status();
         let ahead_m = self.st.world.ahead_m();
-        self.wakes.push_back(Wake::new(WakeDetail::Stuck(StuckWake {
+        self.due.wakes.push_back(Wake::new(WakeDetail::Stuck(StuckWake {
             held_s: (t - since).round(),
             skill: st.skill.map(|s| s.as_str()),
             target: st.target,
@@ -395,15 +397,15 @@ impl Loop<'_> {
     fn check_limits(&mut self, t: f64, odom_m: f64) {
         if t >= self.limits.sim_s {
             self.end = Some(EndCode::LimitSimTime);
-        } else if self.wall0.elapsed().as_secs_f64() >= self.limits.wall_s {
+        } else if self.progress.wall0.elapsed().as_secs_f64() >= self.limits.wall_s {
             self.end = Some(EndCode::LimitWallTime);
         }
         if let Some(stall_s) = self.limits.stall_s {
-            self.stall.push_back((t, odom_m));
-            while self.stall.len() > 2 && self.stall[1].0 <= t - stall_s {
-                self.stall.pop_front();
+            self.progress.stall.push_back((t, odom_m));
+            while self.progress.stall.len() > 2 && self.progress.stall[1].0 <= t - stall_s {
+                self.progress.stall.pop_front();
             }
-            if let Some(&(t0, o0)) = self.stall.front() {
+            if let Some(&(t0, o0)) = self.progress.stall.front() {
                 if t - t0 >= stall_s - 1e-9 && odom_m - o0 < STALL_MIN_M {
                     self.end = Some(EndCode::LimitStalled);
                 }

@@ -84,7 +84,7 @@ impl Loop<'_> {
                 self.model_failed();
                 return;
             }
-            self.consecutive_errors = 0;
+            self.progress.consecutive_errors = 0;
             if self.end.is_some() {
                 return;
             }
@@ -295,11 +295,11 @@ impl Loop<'_> {
     /// the planner gets a `model_error` wake-up 30 s later.
     fn model_failed(&mut self) {
         self.st.counters.model_errors += 1;
-        self.consecutive_errors += 1;
-        if self.consecutive_errors >= self.limits.model_errors {
+        self.progress.consecutive_errors += 1;
+        if self.progress.consecutive_errors >= self.limits.model_errors {
             self.end = Some(EndCode::ModelError);
         } else if self.st.world.status_ref().skill.is_none() {
-            self.model_error_at = Some(self.st.t() + MODEL_ERROR_WAKE_S);
+            self.due.model_error_at = Some(self.st.t() + MODEL_ERROR_WAKE_S);
         }
     }
 }
