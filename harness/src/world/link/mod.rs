@@ -76,22 +76,30 @@ impl std::fmt::Debug for LinkOptions {
     }
 }
 
-/// The world over the link.
-pub struct LinkWorld {
-    session: Session,
+/// What the scenario fixes for the link world.
+struct Fixed {
     dt_s: f64,
     mount_forward_m: f64,
     shield: Vec<ShieldRule>,
+    /// The LiDAR's geometry (the scenario's), for the recording.
+    lidar: Option<acres_core::lidar::LidarConfig>,
+}
+
+/// The vehicle as the applied steps show it.
+struct Observed {
     vehicle: VehicleView,
     status: Status,
     ahead_m: f64,
     route_ahead: Vec<Vec2>,
     scan: Option<Scan>,
-    /// The last sweep (its points) and the LiDAR's geometry (the scenario's), for the recording.
+    /// The last sweep (its points), for the recording.
     sweep: Option<Arc<Sweep>>,
-    lidar: Option<acres_core::lidar::LidarConfig>,
     truth: Option<Truth>,
     events: Vec<SkillEvent>,
+}
+
+/// What came over the link and waits to be taken.
+struct Inbox {
     /// Steps received and not applied yet, each with the scan of its sweep.
     queued: VecDeque<(link::Step, Option<SweepSeen>)>,
     /// The last step received (applied or queued).
@@ -99,6 +107,14 @@ pub struct LinkWorld {
     replies: Vec<link::SkillReply>,
     /// Skill ends from results when their events do not come.
     ends: ends::Ends,
+}
+
+/// The world over the link.
+pub struct LinkWorld {
+    session: Session,
+    fixed: Fixed,
+    now: Observed,
+    inbox: Inbox,
     next_id: u64,
     digest: u64,
     dropped_sweeps: u64,
@@ -116,33 +132,39 @@ impl LinkWorld {
         let opts = acres_vehicle::server_options(sc);
         let mut w = LinkWorld {
             session,
-            dt_s: wc.dt_s,
-            mount_forward_m: wc.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m),
-            shield: acres_vehicle::shield::Shield::new(opts.shield).rules(),
-            vehicle: VehicleView { t_s: 0.0, pose: sc.start_pose(), speed_mps: 0.0, odom_m: 0.0 },
-            status: Status {
-                skill: None,
-                id: None,
-                state: acres_vehicle::SkillState::Idle,
-                progress: 0.0,
-                target: None,
-                remaining_m: None,
-                hold_since_s: None,
-                interrupted: None,
-                coverage: Default::default(),
-                scouted: Vec::new(),
+            fixed: Fixed {
+                dt_s: wc.dt_s,
+                mount_forward_m: wc.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m),
+                shield: acres_vehicle::shield::Shield::new(opts.shield).rules(),
+                lidar: wc.lidar.clone(),
             },
-            ahead_m: f64::INFINITY,
-            route_ahead: Vec::new(),
-            scan: None,
-            sweep: None,
-            lidar: wc.lidar.clone(),
-            truth: None,
-            events: Vec::new(),
-            queued: VecDeque::new(),
-            last_seq: 0,
-            replies: Vec::new(),
-            ends: ends::Ends::default(),
+            now: Observed {
+                vehicle: VehicleView { t_s: 0.0, pose: sc.start_pose(), speed_mps: 0.0, odom_m: 0.0 },
+                status: Status {
+                    skill: None,
+                    id: None,
+                    state: acres_vehicle::SkillState::Idle,
+                    progress: 0.0,
+                    target: None,
+                    remaining_m: None,
+                    hold_since_s: None,
+                    interrupted: None,
+                    coverage: Default::default(),
+                    scouted: Vec::new(),
+                },
+                ahead_m: f64::INFINITY,
+                route_ahead: Vec::new(),
+                scan: None,
+                sweep: None,
+                truth: None,
+                events: Vec::new(),
+            },
+            inbox: Inbox {
+                queued: VecDeque::new(),
+                last_seq: 0,
+                replies: Vec::new(),
+                ends: ends::Ends::default(),
+            },
             next_id: 0,
             digest: 0xcbf2_9ce4_8422_2325,
             dropped_sweeps: 0,
@@ -167,11 +189,11 @@ impl LinkWorld {
     fn pump(&mut self, timeout: Duration) -> bool {
         match self.session.rx.recv_timeout(timeout).map(|r| (r.msg, r.scan.zip(r.points))) {
             Ok((FromBridge::Step(s), scan)) => {
-                self.last_seq = s.seq;
-                self.queued.push_back((s, scan));
+                self.inbox.last_seq = s.seq;
+                self.inbox.queued.push_back((s, scan));
             }
-            Ok((FromBridge::Reply(r), _)) => self.replies.push(r),
-            Ok((FromBridge::Result(r), _)) => self.ends.on_result(r, self.last_seq),
+            Ok((FromBridge::Reply(r), _)) => self.inbox.replies.push(r),
+            Ok((FromBridge::Result(r), _)) => self.inbox.ends.on_result(r, self.inbox.last_seq),
             Ok((FromBridge::Error(e), _)) => eprintln!(
                 "acres-harness: link: the bridge could not read a line ({:?}): {}",
                 e.code, e.message
@@ -190,19 +212,19 @@ impl LinkWorld {
         let mut v = convert::vehicle_of(&s.observation);
         let t0 = *self.t0_s.get_or_insert(v.t_s);
         v.t_s = ((v.t_s - t0) * 1e6).round() / 1e6;
-        self.vehicle = v;
+        self.now.vehicle = v;
         let mut events: Vec<SkillEvent> = s.events.iter().filter_map(convert::event_of).collect();
         for e in &mut events {
             e.t_s = ((e.t_s - t0) * 1e6).round() / 1e6;
         }
-        self.ends.filter_events(&mut events);
+        self.inbox.ends.filter_events(&mut events);
         // Observations and events travel on two topics: an observation that shows no skill
         // before the skill's `skill_ended` came keeps the last status, so the loop never sees
         // a skill gone without its end.
         let status = convert::status_of(&s.observation);
-        self.ends.on_status(&status);
+        self.inbox.ends.on_status(&status);
         // A skill whose `skill_ended` did not come ends on its goal's result.
-        for e in self.ends.after_step(s.seq, self.vehicle.t_s) {
+        for e in self.inbox.ends.after_step(s.seq, self.now.vehicle.t_s) {
             eprintln!(
                 "acres-harness: link: skill #{} ended by its goal's result ({}): its skill_ended event did not come",
                 e.id.unwrap_or(0),
@@ -210,22 +232,24 @@ impl LinkWorld {
             );
             events.push(e);
         }
-        if status.skill.is_some() || self.ends.open().is_none() {
-            self.status = status;
+        if status.skill.is_some() || self.inbox.ends.open().is_none() {
+            self.now.status = status;
         }
-        self.ahead_m = s.observation.ahead_m;
-        self.route_ahead = convert::route_of(&s.observation);
+        self.now.ahead_m = s.observation.ahead_m;
+        self.now.route_ahead = convert::route_of(&s.observation);
         self.dropped_sweeps = s.dropped_sweeps;
-        for b in self.vehicle.t_s.to_le_bytes().iter().chain(self.vehicle.pose.x.to_le_bytes().iter()) {
+        for b in self.now.vehicle.t_s.to_le_bytes().iter().chain(self.now.vehicle.pose.x.to_le_bytes().iter())
+        {
             self.digest = (self.digest ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
         }
-        self.events.extend(events);
+        self.now.events.extend(events);
         if let Some((scan, points)) = sweep {
-            self.scan = Some(scan);
-            self.sweep = Some(Arc::new(Sweep { stamp_s: self.vehicle.t_s, points, seen: Vec::new() }));
+            self.now.scan = Some(scan);
+            self.now.sweep =
+                Some(Arc::new(Sweep { stamp_s: self.now.vehicle.t_s, points, seen: Vec::new() }));
         }
         if let Some(t) = &s.truth {
-            self.truth = Some(convert::truth_of(t));
+            self.now.truth = Some(convert::truth_of(t));
         }
     }
 
@@ -245,7 +269,7 @@ impl LinkWorld {
         let deadline = Instant::now() + timeout;
         let mut seen = 0;
         loop {
-            let hit = self.queued.iter().enumerate().skip(seen).find_map(|(i, (s, _))| {
+            let hit = self.inbox.queued.iter().enumerate().skip(seen).find_map(|(i, (s, _))| {
                 s.events
                     .iter()
                     .filter_map(convert::event_of)
@@ -255,7 +279,7 @@ impl LinkWorld {
             if let Some((_, e)) = hit {
                 return Some(e);
             }
-            seen = self.queued.len();
+            seen = self.inbox.queued.len();
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() || self.lost().is_some() {
                 return None;
@@ -267,14 +291,14 @@ impl LinkWorld {
 
 impl WorldPort for LinkWorld {
     fn dt_s(&self) -> f64 {
-        self.dt_s
+        self.fixed.dt_s
     }
     fn t_s(&self) -> f64 {
-        self.vehicle.t_s
+        self.now.vehicle.t_s
     }
     fn step(&mut self) -> bool {
         loop {
-            if let Some((s, scan)) = self.queued.pop_front() {
+            if let Some((s, scan)) = self.inbox.queued.pop_front() {
                 let swept = scan.is_some();
                 self.apply(s, scan);
                 return swept;
@@ -291,8 +315,8 @@ impl WorldPort for LinkWorld {
         self.session.shared.send(&FromHarness::Skill(link::SkillRequest { id, goal: Self::goal_of(req) }));
         let deadline = Instant::now() + Duration::from_secs_f64(REPLY_TIMEOUT_S);
         let reply = loop {
-            if let Some(i) = self.replies.iter().position(|r| r.id == id) {
-                break Some(self.replies.remove(i));
+            if let Some(i) = self.inbox.replies.iter().position(|r| r.id == id) {
+                break Some(self.inbox.replies.remove(i));
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() || self.lost().is_some() {
@@ -343,42 +367,42 @@ impl WorldPort for LinkWorld {
         }
     }
     fn vehicle(&self) -> VehicleView {
-        self.vehicle
+        self.now.vehicle
     }
     fn status_ref(&self) -> StatusRef<'_> {
-        self.status.view()
+        self.now.status.view()
     }
     fn route_ahead(&self) -> Vec<Vec2> {
-        self.route_ahead.clone()
+        self.now.route_ahead.clone()
     }
     fn scan(&self) -> Option<&Scan> {
-        self.scan.as_ref()
+        self.now.scan.as_ref()
     }
     fn sweep(&self) -> Option<&Arc<Sweep>> {
-        self.sweep.as_ref()
+        self.now.sweep.as_ref()
     }
     fn lidar(&self) -> Option<acres_core::lidar::LidarConfig> {
-        self.lidar.clone()
+        self.fixed.lidar.clone()
     }
     fn sensor_pose(&self) -> Pose {
-        let p = self.vehicle.pose;
-        let s = p.to_map(Vec2::new(self.mount_forward_m, 0.0));
+        let p = self.now.vehicle.pose;
+        let s = p.to_map(Vec2::new(self.fixed.mount_forward_m, 0.0));
         Pose { x: s.x, y: s.y, yaw: p.yaw }
     }
     fn ahead_m(&self) -> f64 {
-        self.ahead_m
+        self.now.ahead_m
     }
     fn shield_rules(&self) -> Vec<ShieldRule> {
-        self.shield.clone()
+        self.fixed.shield.clone()
     }
     fn drain_events(&mut self) -> Vec<SkillEvent> {
-        std::mem::take(&mut self.events)
+        std::mem::take(&mut self.now.events)
     }
     fn pending_object_events(&self) -> usize {
         0
     }
     fn truth(&self) -> Option<Truth> {
-        self.truth.clone()
+        self.now.truth.clone()
     }
     fn digest(&self) -> String {
         format!("{:016x}", self.digest)
@@ -402,17 +426,17 @@ impl LinkWorld {
     /// A skill was accepted: until the vehicle's observations show it, the status shows it
     /// starting (its steps are still queued), so the loop never takes the vehicle for idle.
     fn accepted(&mut self, kind: SkillKind, e: &SkillEvent) {
-        self.ends.accepted(e.id);
-        if self.status.skill.is_none() {
-            self.status.skill = Some(kind);
-            self.status.id = e.id;
-            self.status.state = if kind == SkillKind::Wait {
+        self.inbox.ends.accepted(e.id);
+        if self.now.status.skill.is_none() {
+            self.now.status.skill = Some(kind);
+            self.now.status.id = e.id;
+            self.now.status.state = if kind == SkillKind::Wait {
                 acres_vehicle::SkillState::Waiting
             } else {
                 acres_vehicle::SkillState::Running
             };
-            self.status.progress = 0.0;
-            self.status.target = match &e.detail {
+            self.now.status.progress = 0.0;
+            self.now.status.target = match &e.detail {
                 acres_vehicle::EventDetail::Route { target, .. } => Some(target.clone()),
                 _ => None,
             };
