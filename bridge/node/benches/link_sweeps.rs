@@ -1,6 +1,6 @@
 //! The link's benchmark through the real bridge process: 14,400-point sweeps at 10 Hz (each
 //! followed by an observation, as the vehicle node's odometry follows the core's sweep; more
-//! observations at 20 Hz) to the harness's own link session (`acres_harness::link::Session`:
+//! observations at 20 Hz) to the harness's own link session (`acres_harness::world::link::Session`:
 //! its reader thread decodes each step and builds the scan with the vehicle's scan function; its
 //! keeper beats every 0.2 s). Prints (asserts nothing):
 //!
@@ -32,6 +32,7 @@ use acres_msgs::sensor_msgs::PointCloud2;
 use acres_msgs::std_msgs::Header;
 use acres_ros::node::{stamp, wall_s};
 use acres_ros::{qos, RosArgs, RosEnv, RosNode};
+use acres_vehicle::scan::ScanConfig;
 
 const PORT: u16 = 5661;
 const SWEEPS: usize = 1000;
@@ -139,7 +140,11 @@ fn per_sweep_cpu(pts: &[[f32; 4]]) {
     let line = link::encode_step(&step, acres_bridge::sweeps::pack(&c).as_ref());
     let harness = time(&mut || {
         if let Ok(link::FromBridge::Step(s)) = link::decode::<link::FromBridge>(&line) {
-            std::hint::black_box(s.sweep.as_ref().and_then(acres_harness::link::convert::scan_of));
+            std::hint::black_box(
+                s.sweep
+                    .as_ref()
+                    .and_then(|sw| acres_harness::world::link::convert::scan_of(sw, &ScanConfig::default())),
+            );
         }
     });
     let pack = time(&mut || {
@@ -201,8 +206,15 @@ fn main() {
         .expect("bridge");
     let pid = bridge.id();
     // The harness's session: reader thread (decode + scan), keeper (beats, pings).
-    let session = acres_harness::link::Session::attach("127.0.0.1", PORT, None, 2.0, Duration::from_secs(10))
-        .expect("attach to the bridge");
+    let session = acres_harness::world::link::Session::attach(
+        "127.0.0.1",
+        PORT,
+        None,
+        2.0,
+        Duration::from_secs(10),
+        ScanConfig::default(),
+    )
+    .expect("attach to the bridge");
     let shared = session.shared.clone();
     let reader = std::thread::spawn(move || {
         let (mut lat_ms, mut taken_ms, mut sweep_bytes, mut dropped) =
@@ -294,7 +306,7 @@ fn main() {
     let (since_freeze_s, since_last_step_s) = (frozen.elapsed().as_secs_f64(), shared.step_age_s());
     println!(
         "  link-loss detection (bridge frozen): {since_last_step_s:.3} s after the bridge's last step, {since_freeze_s:.3} s after the freeze ({}) (target 2.0-2.2 s)",
-        shared.lost().unwrap_or_default()
+        shared.lost().map(|c| c.to_string()).unwrap_or_default()
     );
     let _ = Command::new("kill").args(["-CONT", &pid.to_string()]).status();
     let _ = bridge.kill();

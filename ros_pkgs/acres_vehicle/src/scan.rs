@@ -64,9 +64,21 @@ pub struct ScanConfig {
     pub max_range_m: f32,
 }
 
+/// The lowest point the scan keeps, above ground, m (below it: the ground's own returns).
+pub const GROUND_CLEARANCE_M: f64 = 0.3;
+
 impl Default for ScanConfig {
+    /// The scan of a LiDAR mounted 2.2 m above ground ([`ScanConfig::for_mount`]`(2.2)`).
     fn default() -> Self {
         Self { min_z_m: -1.9, max_z_m: 0.5, ahead_half_width_m: 1.7, max_range_m: 40.0 }
+    }
+}
+
+impl ScanConfig {
+    /// The scan of a LiDAR mounted `mount_height_m` above ground: points from
+    /// [`GROUND_CLEARANCE_M`] above ground up; the rest as [`ScanConfig::default`].
+    pub fn for_mount(mount_height_m: f64) -> ScanConfig {
+        ScanConfig { min_z_m: (GROUND_CLEARANCE_M - mount_height_m) as f32, ..ScanConfig::default() }
     }
 }
 
@@ -229,6 +241,17 @@ fn finish(tables: &[[f32; TABLE]; 4], ahead: &[f32; LANES]) -> Scan {
     }
     out.ahead_m = ahead.iter().copied().fold(f32::INFINITY, f32::min);
     out
+}
+
+#[cfg(test)]
+mod for_mount_tests {
+    use super::*;
+
+    #[test]
+    fn the_default_is_the_scan_of_a_2_2_m_mount() {
+        assert_eq!(ScanConfig::for_mount(2.2), ScanConfig::default());
+        assert_eq!(ScanConfig::for_mount(1.0).min_z_m, -0.7);
+    }
 }
 
 #[cfg(test)]

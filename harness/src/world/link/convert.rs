@@ -2,6 +2,7 @@
 //! into the vehicle's types: the inverse of the vehicle node's `convert` (NaN, 0 or empty where
 //! a value is absent).
 
+use acres_vehicle::scan::ScanConfig;
 use std::collections::BTreeMap;
 
 use acres_core::objects::ObjectKind;
@@ -131,15 +132,16 @@ pub fn truth_of(t: &SimTruth) -> Truth {
     }
 }
 
-/// The scan of a sweep, with the vehicle's scan function; `None` when the data is broken.
-pub fn scan_of(s: &Sweep) -> Option<acres_vehicle::scan::Scan> {
-    sweep_of(s).map(|(scan, _)| scan)
+/// The scan of a sweep, with the vehicle's scan function and `cfg` (the scenario's mount);
+/// `None` when the data is broken.
+pub fn scan_of(s: &Sweep, cfg: &ScanConfig) -> Option<acres_vehicle::scan::Scan> {
+    sweep_of(s, cfg).map(|(scan, _)| scan)
 }
 
 /// The scan of a sweep and its points (sensor frame: x, y, z, intensity), which the recording
 /// keeps; `None` when the data is broken.
-pub fn sweep_of(s: &Sweep) -> Option<(acres_vehicle::scan::Scan, Vec<[f32; 4]>)> {
+pub fn sweep_of(s: &Sweep, cfg: &ScanConfig) -> Option<(acres_vehicle::scan::Scan, Vec<[f32; 4]>)> {
     let pts = s.unpack().ok()?;
-    let scan = acres_vehicle::scan::scan(&pts, &acres_vehicle::scan::ScanConfig::default());
+    let scan = acres_vehicle::scan::scan(&pts, cfg);
     Some((scan, pts))
 }

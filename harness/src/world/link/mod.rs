@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use acres_core::lidar::Sweep;
 use acres_farm::geom::{Pose, Vec2};
 use acres_link_protocol as link;
-use acres_vehicle::scan::Scan;
+use acres_vehicle::scan::{Scan, ScanConfig};
 use acres_vehicle::shield::ShieldRule;
 use acres_vehicle::{EventName, Reply, ResultCode, SkillEvent, SkillKind, SkillRequest, Status, StatusRef};
 use link::{FromBridge, FromHarness};
@@ -126,9 +126,17 @@ pub struct LinkWorld {
 impl LinkWorld {
     /// Attaches to the bridge and waits for the first step.
     pub fn connect(sc: &Scenario, o: &LinkOptions) -> Result<LinkWorld, AttachError> {
-        let session =
-            Session::attach(&o.host, o.port, o.token.as_deref(), o.silent_s, Duration::from_secs(20))?;
         let (wc, _) = acres_core::world_of(sc, 0);
+        let scan_cfg =
+            wc.lidar.as_ref().map_or_else(ScanConfig::default, |l| ScanConfig::for_mount(l.mount_height_m));
+        let session = Session::attach(
+            &o.host,
+            o.port,
+            o.token.as_deref(),
+            o.silent_s,
+            Duration::from_secs(20),
+            scan_cfg,
+        )?;
         let opts = acres_vehicle::server_options(sc);
         let mut w = LinkWorld {
             session,

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use acres_link_protocol as link;
-use acres_vehicle::scan::Scan;
+use acres_vehicle::scan::{Scan, ScanConfig};
 use link::{FromBridge, FromHarness};
 
 use crate::world::LossCause;
@@ -135,13 +135,15 @@ pub enum AttachError {
 }
 
 impl Session {
-    /// Connects (retrying until `connect_timeout`), reads `hello`, attaches with `token`.
+    /// Connects (retrying until `connect_timeout`), reads `hello`, attaches with `token`; the
+    /// reader thread scans each sweep with `scan_cfg` (the scenario's LiDAR mount).
     pub fn attach(
         host: &str,
         port: u16,
         token: Option<&str>,
         silent_s: f64,
         connect_timeout: Duration,
+        scan_cfg: ScanConfig,
     ) -> Result<Session, AttachError> {
         let addr = format!("{host}:{port}");
         let deadline = Instant::now() + connect_timeout;
@@ -200,7 +202,7 @@ impl Session {
         let sh = shared.clone();
         std::thread::Builder::new()
             .name("link-read".into())
-            .spawn(move || read_loop(&sh, reader, &tx))
+            .spawn(move || read_loop(&sh, reader, &tx, &scan_cfg))
             .map_err(hs)?;
         let sh = shared.clone();
         let keeper = std::thread::Builder::new()
@@ -242,7 +244,7 @@ fn read(r: &mut impl BufRead) -> Option<Result<FromBridge, link::LineError>> {
     }
 }
 
-fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>) {
+fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>, scan_cfg: &ScanConfig) {
     let mut line = String::new();
     loop {
         line.clear();
@@ -272,7 +274,7 @@ fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>) {
                 let sweep = match &msg {
                     FromBridge::Step(s) => {
                         *sh.last_step.lock().expect("step lock") = Instant::now();
-                        s.sweep.as_ref().and_then(super::convert::sweep_of)
+                        s.sweep.as_ref().and_then(|sw| super::convert::sweep_of(sw, scan_cfg))
                     }
                     _ => None,
                 };

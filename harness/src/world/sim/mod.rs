@@ -39,8 +39,7 @@ impl CoreSim {
         let mut server = server;
         if let Some(l) = &world.lidar {
             server.sensor_forward_m = l.mount_forward_m;
-            // Keep points from 0.3 m above ground up to 0.5 m above the sensor.
-            scan_cfg.min_z_m = (0.3 - l.mount_height_m) as f32;
+            scan_cfg = ScanConfig::for_mount(l.mount_height_m);
         }
         Self {
             world: World::new(world),

@@ -125,7 +125,7 @@ impl VehicleNode {
         mut opts: ServerOptions,
     ) -> Result<VehicleNode, NodeError> {
         opts.sensor_forward_m = params.lidar_forward_m;
-        let scan_cfg = ScanConfig { min_z_m: (0.3 - params.lidar_height_m) as f32, ..ScanConfig::default() };
+        let scan_cfg = ScanConfig::for_mount(params.lidar_height_m);
         let goals = if params.skills { Some(goals::Goals::new(&mut node)?) } else { None };
         let mut odom = node.subscription("odom", qos::default_profile())?;
         let mut points = node.subscription("lidar/points", qos::sensor_data())?;
