@@ -19,8 +19,7 @@ use crate::planners::wake::parse_detail;
 
 /// Seconds to wait before looking again at returns on the route.
 pub const WAIT_S: f64 = 20.0;
-/// A field whose route stays blocked this long is skipped, s.
-pub const GIVE_UP_S: f64 = 120.0;
+pub use crate::planners::planning::GIVE_UP_S;
 
 /// The scripted model configuration.
 #[derive(Debug, Clone)]

@@ -10,6 +10,7 @@
 //! [`super::episode`]). [`WorldData::scene_at`] gives the picture [`Scene`] at a mission time,
 //! which the video and the verdict pictures draw with the picture code.
 
+use acres_farm::HOME;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -271,8 +272,8 @@ impl RunLogSource<'_> {
             let line: Option<Vec<Vec2>> = match s.kind {
                 Some(SkillKind::Scout) => scout_path(map, target).map(|p| p.points),
                 Some(SkillKind::Goto | SkillKind::ReturnHome) => {
-                    let node = if target == "H" {
-                        Some("H".to_string())
+                    let node = if target == HOME {
+                        Some(HOME.to_string())
                     } else {
                         map.fields.get(target).map(|f| f.entry.clone())
                     };

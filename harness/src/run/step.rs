@@ -13,6 +13,7 @@ use crate::planners::wake::{
 use crate::runfolder::rows::{
     EndCode, EventRow, PoseRow, Profile, RequestRow, ReturnsOnRouteRow, Row, WakeReason,
 };
+use crate::runfolder::POSE_PERIOD_S;
 use crate::scenario::{RecoveryMode, When};
 use crate::world::knowledge::cell_center;
 
@@ -57,7 +58,7 @@ impl Loop<'_> {
         } else {
             self.progress.home_since = None;
         }
-        while (self.seen.next_pose_n as f64) * 0.5 <= t + 1e-9 {
+        while (self.seen.next_pose_n as f64) * POSE_PERIOD_S <= t + 1e-9 {
             self.log_pose();
         }
         for e in self.st.world.drain_events() {
@@ -137,7 +138,7 @@ impl Loop<'_> {
     pub(crate) fn log_pose(&mut self) {
         let v = self.st.world.vehicle();
         let truth = self.st.world.truth();
-        let t = self.seen.next_pose_n as f64 * 0.5;
+        let t = self.seen.next_pose_n as f64 * POSE_PERIOD_S;
         self.seen.next_pose_n += 1;
         if self.seen.next_pose_n > 1 {
             self.st.memory.driven.push(v.pose.pos());

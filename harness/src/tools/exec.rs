@@ -1,5 +1,6 @@
 //! What each tool does. Every result is one JSON object; an error result has `"error"`.
 
+use acres_farm::HOME;
 use serde_json::{json, Value};
 
 use crate::planners::planning::plancheck::{self, CheckContext};
@@ -344,10 +345,10 @@ fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
             f,
         );
     }
-    let mut code = vec![json!("H")];
+    let mut code = vec![json!(HOME)];
     code.extend(visits.iter().map(|v| json!(v)));
     if return_home {
-        code.push(json!("H"));
+        code.push(json!(HOME));
     }
     let ctx =
         CheckContext { options: st.sc.fields.iter().cloned().collect(), removed: st.mission.removed.clone() };

@@ -1,6 +1,7 @@
 //! The state of one run that the loop and the tools share: the world behind the guard, the
 //! knowledge store, the accepted plan, notes, the visual memory, counters, and the run log.
 
+use acres_farm::HOME;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -311,7 +312,7 @@ impl<'a> RunState<'a> {
         let p = self.world.vehicle().pose.pos();
         let map = &self.sc.map_data;
         if p.dist(map.home()) <= map.home_radius_m {
-            return Some("H".into());
+            return Some(HOME.into());
         }
         map.fields.values().find(|f| f.entry_pos.dist(p) <= 15.0).map(|f| f.id.clone())
     }
@@ -336,13 +337,13 @@ impl<'a> RunState<'a> {
         }
         if return_home {
             match &at {
-                Some(a) if a == "H" => {}
+                Some(a) if a == HOME => {}
                 Some(a) => legs.push(Leg::ret(a)),
-                None => first_from_here = Some("H".into()),
+                None => first_from_here = Some(HOME.into()),
             }
         }
         if let Some(target) = first_from_here {
-            let node = if target == "H" { "H".to_string() } else { map.fields[&target].entry.clone() };
+            let node = if target == HOME { HOME.to_string() } else { map.fields[&target].entry.clone() };
             let path = self.costs.graph.route_from_point(here, &node).ok_or("no route from here")?;
             let (t_per_m, e_per_m) = self.costs.rates.0;
             out.push(LegEstimate {

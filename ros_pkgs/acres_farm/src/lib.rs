@@ -22,5 +22,5 @@ pub mod route;
 
 pub use condition::{Condition, SpeedLimits};
 pub use geom::{Obb, Polyline, Pose, Vec2};
-pub use map::{Field, Map, MapError};
+pub use map::{Field, Map, MapError, HOME};
 pub use route::{LaneGraph, Leg, LegKind};

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// The id of the home node (the yard every mission leaves from and comes back to).
+pub const HOME: &str = "H";
+
 use crate::geom::{
     point_in_polygon, polygon_area, polygon_boundary_distance, segment_distance, Polyline, Vec2,
 };
@@ -210,7 +213,7 @@ impl Map {
                 return Err((format!("nodes[{i}].id"), format!("node \"{}\" is defined twice", n.id)));
             }
         }
-        if !nodes.contains_key("H") {
+        if !nodes.contains_key(HOME) {
             return Err(("nodes".into(), "there is no home node \"H\"".into()));
         }
         let mut lanes = Vec::new();
@@ -304,7 +307,7 @@ impl Map {
         };
         let graph = crate::route::LaneGraph::new(&map);
         for (i, f) in mf.fields.iter().enumerate() {
-            if graph.shortest_path("H", &f.entry).is_none() {
+            if graph.shortest_path(HOME, &f.entry).is_none() {
                 return Err((format!("fields[{i}].entry"), format!("no lane joins H and \"{}\"", f.entry)));
             }
         }
@@ -313,7 +316,7 @@ impl Map {
 
     /// The home position.
     pub fn home(&self) -> Vec2 {
-        self.nodes["H"]
+        self.nodes[HOME]
     }
 
     /// True when `p` lies in the corridor: on a lane (within half its width), in the home yard, or

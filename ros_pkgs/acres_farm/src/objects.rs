@@ -1,6 +1,7 @@
 //! Objects of the world: trucks, persons, tractors and cars with real footprints and heights,
 //! and the three forms of place that put them on the map.
 
+use crate::map::HOME;
 use serde::{Deserialize, Serialize};
 
 use crate::geom::{Obb, Pose, Vec2};
@@ -178,7 +179,7 @@ impl Place {
                     return Err(PlaceError::UnknownField(route_to.clone()));
                 }
                 let (l, name) = match leg {
-                    PlaceLeg::Goto => (Leg::goto("H", route_to), "goto"),
+                    PlaceLeg::Goto => (Leg::goto(HOME, route_to), "goto"),
                     PlaceLeg::Scout => {
                         (Leg { kind: LegKind::Scout, from: route_to.clone(), to: route_to.clone() }, "scout")
                     }

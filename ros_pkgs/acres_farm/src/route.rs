@@ -3,6 +3,7 @@
 //! A route is a [`Polyline`] in the map frame. Shortest paths use Dijkstra over the lane graph
 //! with ties broken by node identifier, so the same map always gives the same routes.
 
+use crate::map::HOME;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
@@ -149,7 +150,7 @@ impl Leg {
     }
     /// return from a field home.
     pub fn ret(field: &str) -> Leg {
-        Leg { kind: LegKind::Return, from: field.into(), to: "H".into() }
+        Leg { kind: LegKind::Return, from: field.into(), to: HOME.into() }
     }
     /// The key of this leg in a cost table: `goto:H>F53`, `scout:F53`, `return:F53>H`.
     pub fn key(&self) -> String {
@@ -163,13 +164,13 @@ impl Leg {
     /// (when `return_home`).
     pub fn mission(visits: &[String], return_home: bool) -> Vec<Leg> {
         let mut legs = Vec::new();
-        let mut at = "H".to_string();
+        let mut at = HOME.to_string();
         for v in visits {
             legs.push(Leg::goto(&at, v));
             legs.push(Leg::scout(v));
             at = v.clone();
         }
-        if return_home && at != "H" {
+        if return_home && at != HOME {
             legs.push(Leg::ret(&at));
         }
         legs
@@ -178,8 +179,8 @@ impl Leg {
 
 /// Where a route starts or ends: home or a field entry.
 fn place_node<'m>(map: &'m Map, place: &'m str) -> Option<&'m str> {
-    if place == "H" {
-        Some("H")
+    if place == HOME {
+        Some(HOME)
     } else {
         map.fields.get(place).map(|f| f.entry.as_str())
     }

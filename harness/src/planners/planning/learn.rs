@@ -5,6 +5,7 @@
 //! `return` from every field. No objects, no LiDAR (a clear world). Output is deterministic: the
 //! same map and condition give byte-identical tables.
 
+use acres_farm::HOME;
 use std::sync::Arc;
 
 use crate::planners::planning::costs::{CostTable, LegCost, COSTS_SCHEMA};
@@ -31,7 +32,7 @@ pub fn all_legs(map: &Map) -> Vec<Leg> {
     let ids: Vec<&String> = map.fields.keys().collect();
     let mut legs = Vec::new();
     for f in &ids {
-        legs.push(Leg::goto("H", f));
+        legs.push(Leg::goto(HOME, f));
         for g in &ids {
             if f != g {
                 legs.push(Leg::goto(f, g));

@@ -5,6 +5,7 @@
 //! return), then the table energy. It is exact (Held–Karp dynamic programming over subsets) for up
 //! to [`MAX_EXACT_FIELDS`] fields.
 
+use acres_farm::HOME;
 use serde::Serialize;
 
 use super::costs::{CostError, CostTable, PlanCost};
@@ -46,7 +47,7 @@ pub fn best_order(fields: &[String], table: &CostTable) -> Result<(Vec<String>, 
     let mut to_home = Vec::with_capacity(n);
     for f in fields {
         scout.push(cost(Leg::scout(f))?);
-        from_home.push(cost(Leg::goto("H", f))?);
+        from_home.push(cost(Leg::goto(HOME, f))?);
         to_home.push(cost(Leg::ret(f))?);
     }
     let mut between = vec![vec![(0.0, 0.0); n]; n];

@@ -8,3 +8,7 @@ pub mod costs;
 pub mod learn;
 pub mod mission;
 pub mod plancheck;
+
+/// A field whose route stays blocked this long is skipped, s (the scripted planner's rule and the
+/// classical rule set's).
+pub const GIVE_UP_S: f64 = 120.0;

@@ -13,6 +13,7 @@
 //! | `not_an_option` | a field that is not among the options (the fields in play) |
 //! | `removed_entry` | a field whose entry was removed from the mission (dropped earlier) |
 
+use acres_farm::HOME;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
@@ -123,9 +124,9 @@ fn check_home_to_home(stops: &[String]) -> Result<(), Refusal> {
         ));
     }
     let inner = &stops[1..stops.len() - 1];
-    if let Some(k) = inner.iter().position(|s| s == "H") {
-        let has_field_after = inner[k + 1..].iter().any(|s| s != "H");
-        let has_field_before = inner[..k].iter().any(|s| s != "H") || stops[0] != "H";
+    if let Some(k) = inner.iter().position(|s| s == HOME) {
+        let has_field_after = inner[k + 1..].iter().any(|s| s != HOME);
+        let has_field_before = inner[..k].iter().any(|s| s != HOME) || stops[0] != HOME;
         if has_field_after || has_field_before || inner.len() > 1 {
             return Err(refuse(
                 Reason::MissionNotWellFormed,
@@ -135,10 +136,10 @@ fn check_home_to_home(stops: &[String]) -> Result<(), Refusal> {
             ));
         }
     }
-    if stops.iter().all(|s| s == "H") {
+    if stops.iter().all(|s| s == HOME) {
         return Err(refuse(Reason::MissionNotWellFormed, None, None, "the mission visits no field".into()));
     }
-    if stops[0] != "H" {
+    if stops[0] != HOME {
         return Err(refuse(
             Reason::NotHomeToHome,
             Some(0),
@@ -147,7 +148,7 @@ fn check_home_to_home(stops: &[String]) -> Result<(), Refusal> {
         ));
     }
     let last = stops.len() - 1;
-    if stops[last] != "H" {
+    if stops[last] != HOME {
         return Err(refuse(
             Reason::NotHomeToHome,
             Some(last),

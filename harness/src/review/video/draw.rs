@@ -26,6 +26,7 @@ use tiny_skia::{FilterQuality, Pixmap, PixmapPaint, Rect, Transform};
 use crate::review::loaded::Loaded;
 use crate::review::model::Timeline;
 use crate::review::source::WorldView;
+use crate::tools::picture;
 use crate::tools::picture::canvas::{paint, palette, Rgb};
 use crate::tools::picture::text::draw as text;
 use crate::tools::picture::Raster;
@@ -36,7 +37,7 @@ pub const WIDTH_PX: u32 = 1920;
 pub const HEIGHT_PX: u32 = 1080;
 const HEAD_PX: f32 = 64.0;
 const WORLD_X_PX: f32 = 8.0;
-const WORLD_SCALE: f32 = 906.0 / 692.0;
+const WORLD_SCALE: f32 = 906.0 / picture::HEIGHT as f32;
 const RIGHT_X_PX: i32 = 860;
 const TIMELINE_Y_PX: f32 = 976.0;
 const THINK: Rgb = [122, 63, 208];
@@ -277,7 +278,7 @@ impl<'a> Drawer<'a> {
                 .entry(f.clone())
                 .or_insert_with(|| std::fs::read(folder.join(f)).ok().and_then(|b| decode_png(&b)));
             if let Some(img) = img {
-                let s = 400.0 / 692.0;
+                let s = 400.0 / picture::HEIGHT as f32;
                 let ts = Transform::from_row(s, 0.0, 0.0, s, x as f32, y as f32);
                 let paint = PixmapPaint { quality: FilterQuality::Bilinear, ..PixmapPaint::default() };
                 pix.draw_pixmap(0, 0, img.as_ref(), &paint, ts, None);
@@ -316,7 +317,7 @@ impl<'a> Drawer<'a> {
         let Some(vd) = run.timeline.verdicts.get(i) else { return };
         let r = self.verdicts.entry(i).or_insert_with(|| crate::review::loaded::verdict_raster(run, vd));
         let s = 0.5;
-        let x = WIDTH_PX as f32 - 8.0 - 640.0 * s;
+        let x = WIDTH_PX as f32 - 8.0 - picture::WIDTH as f32 * s;
         let ts = Transform::from_row(s, 0.0, 0.0, s, x, y0 as f32);
         let paint = PixmapPaint { quality: FilterQuality::Bilinear, ..PixmapPaint::default() };
         pix.draw_pixmap(0, 0, r.pixmap().as_ref(), &paint, ts, None);

@@ -6,6 +6,7 @@
 //! is at least 16 px long, a blocked cell at least 3 px, a return 2 px.
 
 use acres_farm::geom::{Obb, Pose, Vec2};
+use acres_farm::HOME;
 use tiny_skia::{PathBuilder, Pixmap};
 
 use super::canvas::{self, fill_with, palette as pal, push_polygon, push_polyline, stroke, stroke_with};
@@ -95,7 +96,7 @@ pub(crate) fn nodes(pix: &mut Pixmap, vp: &Viewport, scene: &Scene) {
     let mut names = Vec::new();
     for (id, p) in &scene.map.nodes {
         let (x, y) = vp.px(*p);
-        if id == "H" || x < l || x > r || y < t || y > b {
+        if id == HOME || x < l || x > r || y < t || y > b {
             continue;
         }
         pb.push_circle(x, y, 2.0);
@@ -118,7 +119,7 @@ pub(crate) fn home(pix: &mut Pixmap, vp: &Viewport, scene: &Scene) -> BoxPx {
     fill_with(pix, pb.clone(), pal::HOME, 1.0);
     stroke_with(pix, pb, pal::INK, 1.0, &stroke(1.0, None));
     canvas::fill_rect(pix, x - 1.5, y + 1.0, x + 1.5, y + 6.0, pal::BAND, 1.0);
-    let bx = text::label(pix, x + 10.0, y, Anchor::MidLeft, "H", 1, pal::HOME);
+    let bx = text::label(pix, x + 10.0, y, Anchor::MidLeft, HOME, 1, pal::HOME);
     (x as i32 - 8, y as i32 - 9, bx.2, y as i32 + 8)
 }
 

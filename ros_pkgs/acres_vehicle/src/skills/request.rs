@@ -2,6 +2,7 @@
 
 use acres_farm::geom::{point_in_polygon, polygon_boundary_distance, Polyline, Vec2};
 use acres_farm::route::scout_path;
+use acres_farm::HOME;
 
 use crate::follower::Follower;
 use crate::trajectory::check_route;
@@ -42,7 +43,7 @@ impl SkillServer {
             },
             SkillKind::Goto | SkillKind::ReturnHome => {
                 let place = if kind == SkillKind::ReturnHome {
-                    "H".to_string()
+                    HOME.to_string()
                 } else {
                     match (&req.field, &req.place) {
                         (Some(f), _) => f.clone(),
@@ -52,7 +53,7 @@ impl SkillServer {
                         }
                     }
                 };
-                let node = if place == "H" || self.map.nodes.contains_key(&place) {
+                let node = if place == HOME || self.map.nodes.contains_key(&place) {
                     place.clone()
                 } else if let Some(f) = self.map.fields.get(&place) {
                     f.entry.clone()
