@@ -1,14 +1,13 @@
 //! The `acres-harness` binary end to end, as a user runs it: the shipped suite, score, validate,
 //! replay, workers, bad input, damaged run folders. Real processes, real files.
 
-use std::path::{Path, PathBuf};
+mod support;
+use support::{root, TempDir};
+
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn harness(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_acres-harness"))
@@ -20,26 +19,6 @@ fn harness(args: &[&str]) -> Output {
 
 fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("acres-cli-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn path(&self, sub: &str) -> String {
-        self.0.join(sub).display().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn copy_dir(from: &Path, to: &Path) {

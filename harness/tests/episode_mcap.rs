@@ -9,6 +9,9 @@
 //! Skips, with a message on stderr, when `python3` cannot import the readers (fails instead when
 //! `ACRES_REQUIRE_PYTHON` is set, as the project's test command does).
 
+mod support;
+use support::{root, Child, TempDir};
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -21,10 +24,6 @@ use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::runfolder::recording::bag::{CHUNK_SIZE_BYTES, FLUSH_EVERY_S, FLUSH_MIN_WALL_S};
 use acres_harness::runfolder::recording::sink::{BATCH_ITEMS, QUEUE_BATCHES, SEND_EVERY_S};
 use acres_harness::runfolder::{validate_folder, Status};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcap_readers.py");
 
@@ -48,33 +47,6 @@ fn readers_available() -> bool {
         );
     }
     ok
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("acres-mcap-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A child process killed on drop.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 fn text(o: &Output) -> String {

@@ -3,6 +3,7 @@
 //! `run.jsonl` and the time charged on the mission clock.
 
 mod common;
+mod support;
 
 use serde_json::{json, Value};
 

@@ -4,6 +4,7 @@
 //! the wire shape of requests pinned by snapshots.
 
 mod common;
+mod support;
 
 use std::path::Path;
 

@@ -2,6 +2,7 @@
 //! the recovery interface. The world, the tools, the writer and the run folder are all real.
 
 mod common;
+mod support;
 
 use serde_json::{json, Value};
 

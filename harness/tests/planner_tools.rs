@@ -2,6 +2,7 @@
 //! rule, look and the visual memory, conditions and start poses.
 
 mod common;
+mod support;
 
 use std::sync::{Arc, Mutex};
 

@@ -4,6 +4,9 @@
 //! Set `ACRES_RUNLOG_SAMPLE_OUT=<dir>` to keep a complete sample folder there (for
 //! `tools/check_run_schema.py`).
 
+mod support;
+use support::TempDir;
+
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,23 +19,6 @@ use acres_harness::runfolder::{
 };
 use serde_json::{json, Map, Value};
 
-/// A temporary folder removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!("acres-runlog-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&path);
-        fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A black PNG of 640 x 692 (or another size).
 fn png(width: u32, height: u32) -> Vec<u8> {

@@ -1,15 +1,12 @@
 //! The shipped scenarios' deadlines and fuel limits test what their titles say, against the
 //! checked-in cost tables (planned time = table × 1.6, planned energy = table × 1.5).
 
-use std::path::{Path, PathBuf};
+mod support;
+use support::root;
 
 use acres_harness::planners::planning::costs::CostTable;
 use acres_harness::planners::planning::mission::best_order;
 use acres_harness::scenario;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn load(id: &str) -> (scenario::Scenario, CostTable) {
     let sc =

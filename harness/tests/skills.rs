@@ -1,7 +1,10 @@
 //! The skill server driving ACRES Core: every skill's success path, every result code, the
 //! shield, contact, determinism and the cost tables.
 
-use std::path::{Path, PathBuf};
+mod support;
+use support::root;
+
+use std::path::Path;
 use std::sync::Arc;
 
 use acres_core::objects::{Object, ObjectKind, Place, PlaceLeg};
@@ -10,10 +13,6 @@ use acres_farm::geom::Pose;
 use acres_farm::{Condition, LaneGraph, Map};
 use acres_harness::world::sim::CoreSim;
 use acres_vehicle::{ResultCode, ServerOptions, SkillEvent, SkillKind, SkillRequest};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn map() -> Arc<Map> {
     Arc::new(Map::load(&root().join("scenarios/maps/default.json")).unwrap())

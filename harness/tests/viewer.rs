@@ -9,6 +9,9 @@
 //! The video test needs `ffmpeg` and `ffprobe`; it is skipped (with a message) when they are
 //! missing, unless `ACRES_REQUIRE_TOOLS=1` (set by `tools/test.sh`, which installs them).
 
+mod support;
+use support::{root, TempDir};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -22,31 +25,10 @@ use acres_harness::review::video::draw::{cursor_x, Drawer, TIMELINE_LEFT_PX, TIM
 use acres_harness::review::video::WorldChoice;
 use acres_harness::runfolder::Row;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn harness() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_acres-harness"));
     c.current_dir(root());
     c
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let p = std::env::temp_dir().join(format!("acres-viewer-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A child process killed on drop.

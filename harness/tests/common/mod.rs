@@ -5,7 +5,7 @@
 
 pub mod stub;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -16,9 +16,7 @@ use acres_harness::run::{run_scenario, Planner, RunOptions, RunOutcome};
 use acres_harness::runfolder::rows::{Mode, Profile, Row, Stop, ToolCall, ToolDef, Usage};
 use acres_harness::scenario;
 
-pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+pub use crate::support::root;
 
 pub type Brain = Box<dyn FnMut(usize, &[Block]) -> Result<Reply, ModelError> + Send>;
 

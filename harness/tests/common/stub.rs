@@ -14,29 +14,11 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_acres-harness"))
 }
 
-/// A fresh temporary folder for one test, removed when dropped (run folders with recordings
-/// are tens of MB each: nothing is left behind).
-pub struct Tmp(PathBuf);
-
-impl std::ops::Deref for Tmp {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub use crate::support::TempDir as Tmp;
 
 /// A fresh temporary folder for one test.
 pub fn tmp(name: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("acres-models-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
+    Tmp::new(name)
 }
 
 /// A stub server process, killed on drop.
