@@ -114,7 +114,7 @@ if [ "$with_ros" = 1 ]; then
     for f in Observation SkillEvent Heartbeat; do
         [ -s "$WS/install/acres_interfaces/share/acres_interfaces/msg/$f.json" ] || { echo "colcon_check: $f.json not installed" >&2; exit 1; }
     done
-    # shellcheck disable=SC2016 # expanded by the inner sh
+    # shellcheck disable=SC2016 # $AMENT_PREFIX_PATH is expanded by the inner sh
     if ! out="$(cd "$WS" && sh -c '. install/setup.sh && python3 -c "import acres_interfaces.msg, acres_interfaces.action, sys; print(acres_interfaces.msg.__file__)" && echo "$AMENT_PREFIX_PATH"' 2>&1)"; then
         echo "colcon_check: install/setup.sh: $out" >&2
         exit 1

@@ -30,6 +30,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     took
 fi
 
+# colcon crawls the repository: the wheels' share/*/package.xml are not our packages.
+mkdir -p "$env_dir"
+touch "$env_dir/COLCON_IGNORE"
+
 if [ "$(cat "$venv/.acres-pins" 2>/dev/null)" != "$pins_hash" ]; then
     step "the Python 3.11 venv with the pinned ROS 2 Jazzy wheels ($venv)"
     rm -rf "$venv" "$ifs"

@@ -6,7 +6,10 @@
 #      field names, types, order, constants, RIHS01 type hashes);
 #   3. rclpy clients (rmw_fastrtps_cpp, the generated acres_interfaces types) against the core
 #      node and the vehicle node (RustDDS, built here by cargo): pytest tests/ros, inside a private
-#      network namespace.
+#      network namespace;
+#   4. the r2r backend (ros_pkgs/acres_ros_r2r, a workspace of its own, target/r2r): built with
+#      the environment, its tests against the RustDDS nodes inside a private network namespace.
+# ACRES_ROS_SKIP_R2R=1 leaves out 4 (a developer's quick run; the test command never sets it).
 # Each step prints its time. NETWORK SAFETY: every DDS participant (the nodes, rclpy) runs with
 # ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST inside `unshare -n` with loopback alone.
 set -euo pipefail
@@ -34,5 +37,16 @@ took
 step "rclpy against the nodes, inside unshare -n (pytest tests/ros)"
 unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec python3 -m pytest -p no:cacheprovider -q -rA tests/ros'
 took
+
+if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
+    r2r=(--manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target/r2r)
+    step "the r2r backend: build (r2r 0.9.7 against the environment; ros_pkgs/acres_ros_r2r)"
+    cargo build --quiet "${r2r[@]}" --tests
+    took
+    step "the r2r backend against the nodes, inside unshare -n"
+    unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec "$@"' \
+        sh cargo test --quiet "${r2r[@]}" -- --include-ignored --test-threads=1
+    took
+fi
 
 echo "== ros_test: ok in $(( $(date +%s) - t0 )) s"
