@@ -40,7 +40,9 @@ took
 
 if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
     r2r=(--manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target/r2r)
-    step "the r2r backend: build (r2r 0.9.7 against the environment; ros_pkgs/acres_ros_r2r)"
+    step "the r2r backend: fmt, clippy -D warnings, build (r2r 0.9.7 against the environment)"
+    cargo fmt --manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml -- --check
+    cargo clippy --quiet "${r2r[@]}" --all-targets -- -D warnings
     cargo build --quiet "${r2r[@]}" --tests
     took
     step "the r2r backend against the nodes, inside unshare -n"

@@ -1,0 +1,160 @@
+//! The r2r backend against the RustDDS nodes, over real DDS between rmw_fastrtps_cpp and RustDDS
+//! (loopback, private network namespace): the core node's /clock, /odom and /lidar/points read
+//! and /cmd_vel driving it (with the cmd_timeout_s stop); the vehicle node fed /clock and /odom by
+//! r2r, its /acres/observation read through r2r with the rosidl-generated type support.
+//!
+//! NETWORK SAFETY: every test is `#[ignore]`d (needs a private network namespace) and fails
+//! outside one; `tools/ros_test.sh` runs them under `unshare -n` with `--include-ignored`.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use acres_msgs::acres_interfaces::Observation;
+use acres_msgs::builtin_interfaces::Time;
+use acres_msgs::geometry_msgs::{Twist, Vector3};
+use acres_msgs::nav_msgs::Odometry;
+use acres_msgs::rosgraph_msgs::Clock;
+use acres_msgs::sensor_msgs::PointCloud2;
+use acres_ros_r2r::{Qos, R2rNode};
+
+const NETNS: &str = "needs a private network namespace: run by tools/ros_test.sh under unshare -n";
+
+fn require_netns() {
+    let dev = std::fs::read_to_string("/proc/self/net/dev").unwrap_or_default();
+    let ifaces: Vec<_> = dev.lines().skip(2).filter_map(|l| l.split(':').next()).map(str::trim).collect();
+    assert_eq!(ifaces, ["lo"], "REFUSED: {NETNS}");
+    assert_eq!(
+        std::env::var("ROS_AUTOMATIC_DISCOVERY_RANGE").as_deref(),
+        Ok("LOCALHOST"),
+        "REFUSED: ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST is not set"
+    );
+}
+
+/// A node process, killed and reaped on drop.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn node(which: &str, args: &[&str]) -> Proc {
+    let exe = std::env::var_os("ACRES_BIN_DIR")
+        .map_or_else(|| repo().join("target/debug"), PathBuf::from)
+        .join(format!("acres_{which}_node"));
+    assert!(exe.exists(), "{} is not built: cargo build -p acres_core -p acres_vehicle", exe.display());
+    let child = Command::new(&exe)
+        .arg("--ros-args")
+        .args(args)
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("RUST_LOG", "warn,rustdds=off")
+        .stdin(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e}", exe.display()));
+    Proc(child)
+}
+
+fn scenario() -> String {
+    repo().join("scenarios/t1_01_one_field.json").display().to_string()
+}
+
+/// Spins `n` until `f` gives something, up to `timeout`.
+fn spin_until<T>(n: &mut R2rNode, timeout: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        n.spin_once(Duration::from_millis(10));
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {timeout:?}");
+    }
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/ros_test.sh under unshare -n"]
+fn r2r_reads_the_core_node_and_drives_it_with_cmd_vel() {
+    require_netns();
+    let sc = scenario();
+    let _core =
+        node("core", &["-p", &format!("scenario:={sc}"), "-p", "rate:=1.0", "-p", "cmd_timeout_s:=0.5"]);
+    let mut n = R2rNode::new("acres_r2r_test", "").unwrap();
+    let mut clock = n.subscription::<Clock>("/clock", Qos::Clock).unwrap();
+    let mut odom = n.subscription::<Odometry>("/odom", Qos::Default).unwrap();
+    let mut cloud = n.subscription::<PointCloud2>("/lidar/points", Qos::SensorData).unwrap();
+    let mut cmd = n.publisher::<Twist>("/cmd_vel", Qos::Default).unwrap();
+
+    let c = spin_until(&mut n, Duration::from_secs(30), "/clock", || clock.latest());
+    assert!(f64::from(c.clock.sec) < 1e6, "simulated time: {c:?}");
+    let o = spin_until(&mut n, Duration::from_secs(10), "/odom", || odom.latest());
+    assert_eq!((o.header.frame_id.as_str(), o.child_frame_id.as_str()), ("odom", "base_link"));
+    let pc = spin_until(&mut n, Duration::from_secs(10), "/lidar/points", || cloud.latest());
+    assert_eq!((pc.header.frame_id.as_str(), pc.point_step, pc.height), ("lidar", 16, 1));
+    assert!(pc.width > 1000 && pc.data.len() == 16 * pc.width as usize, "a multi-ring sweep: {}", pc.width);
+    assert_eq!(pc.fields.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["x", "y", "z", "intensity"]);
+
+    let drive =
+        Twist { linear: Vector3 { x: 3.0, y: 0.0, z: 0.0 }, angular: Vector3 { x: 0.0, y: 0.0, z: 0.0 } };
+    let mut last_cmd = Instant::now() - Duration::from_secs(1);
+    let mut speed = 0.0;
+    spin_until(&mut n, Duration::from_secs(20), "fresh /cmd_vel from r2r drives", || {
+        if last_cmd.elapsed() >= Duration::from_millis(100) {
+            cmd.publish(&drive).unwrap();
+            last_cmd = Instant::now();
+        }
+        if let Some(o) = odom.latest() {
+            speed = o.twist.twist.linear.x;
+        }
+        (speed > 1.0).then_some(())
+    });
+    spin_until(&mut n, Duration::from_secs(15), "a stale /cmd_vel stops the vehicle", || {
+        if let Some(o) = odom.latest() {
+            speed = o.twist.twist.linear.x;
+        }
+        (speed.abs() < 0.01).then_some(())
+    });
+    assert_eq!((clock.decode_errors(), odom.decode_errors(), cloud.decode_errors()), (0, 0, 0));
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/ros_test.sh under unshare -n"]
+fn r2r_feeds_the_vehicle_node_and_reads_its_observation() {
+    require_netns();
+    let sc = scenario();
+    let _veh = node("vehicle", &["-p", &format!("scenario:={sc}"), "-p", "use_sim_time:=true"]);
+    let mut n = R2rNode::new("acres_r2r_odometry", "").unwrap();
+    let mut clock = n.publisher::<Clock>("/clock", Qos::Clock).unwrap();
+    let mut odom = n.publisher::<Odometry>("/odom", Qos::Default).unwrap();
+    let mut obs = n.subscription::<Observation>("/acres/observation", Qos::Default).unwrap();
+    let mut t_s = 1000.0;
+    let mut last = Instant::now() - Duration::from_secs(1);
+    let o = spin_until(&mut n, Duration::from_secs(30), "/acres/observation", || {
+        if last.elapsed() >= Duration::from_millis(50) {
+            last = Instant::now();
+            t_s += 0.05;
+            let stamp = Time { sec: t_s as i32, nanosec: ((t_s % 1.0) * 1e9) as u32 };
+            clock.publish(&Clock { clock: stamp }).unwrap();
+            let mut m = Odometry::default();
+            m.header.stamp = stamp;
+            m.header.frame_id = "odom".into();
+            m.child_frame_id = "base_link".into();
+            m.pose.pose.position.x = 12.5;
+            m.pose.pose.position.y = -3.0;
+            m.pose.pose.orientation.w = 1.0;
+            odom.publish(&m).unwrap();
+        }
+        obs.latest()
+    });
+    assert_eq!((o.x_m, o.y_m), (12.5, -3.0), "the vehicle node took r2r's /odom");
+    assert_eq!(o.header.frame_id, "map");
+    let stamp_s = f64::from(o.header.stamp.sec) + f64::from(o.header.stamp.nanosec) * 1e-9;
+    assert!((1000.0..2000.0).contains(&stamp_s), "stamped with r2r's /clock (use_sim_time): {stamp_s}");
+    assert_eq!((o.state.as_str(), o.skill_id), ("idle", 0));
+    assert_eq!(obs.decode_errors(), 0);
+}
