@@ -6,8 +6,10 @@
 //! rclcpp's QoS profiles ([`Qos`]), spun by its owner. The bytes are acres_msgs' own CDR (one
 //! encoder in the project, `acres_msgs::cdr`), handed to rcl as serialized messages
 //! (`publish_raw`, `subscribe_raw`); r2r's generated types are used only for their type support.
-//! Not here yet: the `/acres/skill` action server and client, `--ros-args` parameters through
-//! `acres_ros::RosArgs`, `use_sim_time`, and the nodes built on this backend.
+//! Not here yet: the `/acres/skill` action server and a client of acres_msgs types (the tests
+//! drive the vehicle node's action with r2r's own generated types, through [`R2rNode::r2r`]),
+//! `--ros-args` parameters through `acres_ros::RosArgs`, `use_sim_time`, and the nodes built on
+//! this backend.
 //!
 //! NETWORK SAFETY: a node here is an rcl participant; run it only as the tests do, with
 //! `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` inside `unshare -n`.
@@ -97,6 +99,12 @@ impl R2rNode {
     /// Lets rcl take what arrived (waits up to `timeout` for something).
     pub fn spin_once(&mut self, timeout: Duration) {
         self.node.spin_once(timeout);
+    }
+
+    /// The r2r node itself, for what this crate does not wrap yet (the `/acres/skill` action
+    /// client with r2r's generated `acres_interfaces` types, in the tests).
+    pub fn r2r(&mut self) -> &mut r2r::Node {
+        &mut self.node
     }
 }
 

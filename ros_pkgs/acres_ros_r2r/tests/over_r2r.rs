@@ -1,11 +1,14 @@
 //! The r2r backend against the RustDDS nodes, over real DDS between rmw_fastrtps_cpp and RustDDS
 //! (loopback, private network namespace): the core node's /clock, /odom and /lidar/points read
 //! and /cmd_vel driving it (with the cmd_timeout_s stop); the vehicle node fed /clock and /odom by
-//! r2r, its /acres/observation read through r2r with the rosidl-generated type support.
+//! r2r, its /acres/observation read through r2r with the rosidl-generated type support; the
+//! vehicle node's /acres/skill driven by an r2r (rcl_action) client: goto to success with
+//! feedback, an unknown skill rejected.
 //!
 //! NETWORK SAFETY: every test is `#[ignore]`d (needs a private network namespace) and fails
 //! outside one; `tools/ros_test.sh` runs them under `unshare -n` with `--include-ignored`.
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,6 +20,8 @@ use acres_msgs::nav_msgs::Odometry;
 use acres_msgs::rosgraph_msgs::Clock;
 use acres_msgs::sensor_msgs::PointCloud2;
 use acres_ros_r2r::{Qos, R2rNode};
+use futures::{FutureExt, StreamExt};
+use r2r::acres_interfaces::action::Skill;
 
 const NETNS: &str = "needs a private network namespace: run by tools/ros_test.sh under unshare -n";
 
@@ -157,4 +162,60 @@ fn r2r_feeds_the_vehicle_node_and_reads_its_observation() {
     assert!((1000.0..2000.0).contains(&stamp_s), "stamped with r2r's /clock (use_sim_time): {stamp_s}");
     assert_eq!((o.state.as_str(), o.skill_id), ("idle", 0));
     assert_eq!(obs.decode_errors(), 0);
+}
+
+/// Spins `n` until `fut` is ready, up to `timeout`.
+fn spin_on<F: Future + Unpin>(n: &mut R2rNode, mut fut: F, timeout: Duration, what: &str) -> F::Output {
+    spin_until(n, timeout, what, || (&mut fut).now_or_never())
+}
+
+fn skill_goal(skill: &str, field: &str) -> Skill::Goal {
+    Skill::Goal {
+        skill: skill.into(),
+        place: String::new(),
+        field: field.into(),
+        seconds: f64::NAN,
+        speed_cap_mps: f64::NAN,
+    }
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/ros_test.sh under unshare -n"]
+fn an_r2r_action_client_drives_the_vehicle_nodes_skill() {
+    require_netns();
+    let sc = scenario();
+    let _core = node("core", &["-p", &format!("scenario:={sc}"), "-p", "rate:=40.0"]);
+    let _veh = node("vehicle", &["-p", &format!("scenario:={sc}"), "-p", "use_sim_time:=true"]);
+    let mut n = R2rNode::new("acres_r2r_skill_client", "").unwrap();
+    let mut obs = n.subscription::<Observation>("/acres/observation", Qos::Default).unwrap();
+    let client = n.r2r().create_action_client::<Skill::Action>("/acres/skill").unwrap();
+    let available = r2r::Node::is_available(&client).unwrap();
+    spin_on(&mut n, Box::pin(available), Duration::from_secs(30), "the /acres/skill server").unwrap();
+    spin_until(&mut n, Duration::from_secs(30), "an observation (odometry)", || obs.latest());
+
+    // An unknown skill: the goal is rejected.
+    let sent = client.send_goal_request(skill_goal("fly", "")).unwrap();
+    let answer = spin_on(&mut n, Box::pin(sent), Duration::from_secs(10), "the answer to fly");
+    assert!(matches!(answer, Err(r2r::Error::RCL_RET_ACTION_GOAL_REJECTED)), "fly is rejected");
+
+    // goto F53: accepted, feedback while it runs, succeeded.
+    let sent = client.send_goal_request(skill_goal("goto", "F53")).unwrap();
+    let (_goal, result, mut feedback) =
+        spin_on(&mut n, Box::pin(sent), Duration::from_secs(10), "the answer to goto")
+            .expect("goto accepted");
+    let mut result = Box::pin(result);
+    let mut progress = Vec::new();
+    let (status, res) = spin_until(&mut n, Duration::from_secs(120), "the goto's result", || {
+        while let Some(Some(f)) = feedback.next().now_or_never() {
+            progress.push(f.progress);
+        }
+        (&mut result).now_or_never()
+    })
+    .expect("a result");
+    assert_eq!(status, r2r::GoalStatus::Succeeded, "{res:?}");
+    assert_eq!(res.code, "succeeded");
+    assert!(res.skill_id > 0);
+    assert!(!progress.is_empty(), "feedback while the goto ran");
+    assert!(progress.iter().all(|p| (0.0..=1.0).contains(p)), "{progress:?}");
+    assert!(progress.windows(2).all(|w| w[0] <= w[1]), "progress rises: {progress:?}");
 }
