@@ -8,8 +8,8 @@
 //! (`publish_raw`, `subscribe_raw`); r2r's generated types are used only for their type support.
 //! Not here yet: the `/acres/skill` action server and a client of acres_msgs types (the tests
 //! drive the vehicle node's action with r2r's own generated types, through [`R2rNode::r2r`]),
-//! `--ros-args` parameters through `acres_ros::RosArgs`, `use_sim_time`, and the nodes built on
-//! this backend.
+//! `--ros-args` parameters through `acres_ros::RosArgs` (rcl applies the process's remaps
+//! itself), and the nodes built on this backend.
 //!
 //! NETWORK SAFETY: a node here is an rcl participant; run it only as the tests do, with
 //! `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST` inside `unshare -n`.
@@ -99,6 +99,20 @@ impl R2rNode {
     /// Lets rcl take what arrived (waits up to `timeout` for something).
     pub fn spin_once(&mut self, timeout: Duration) {
         self.node.spin_once(timeout);
+    }
+
+    /// Makes the node's ROS clock follow `/clock` (`use_sim_time`; r2r's time source).
+    pub fn use_sim_time(&mut self) -> Result<(), R2rError> {
+        let ts = self.node.get_time_source();
+        ts.enable_sim_time(&mut self.node).map_err(r2r_err("use_sim_time"))
+    }
+
+    /// The node's ROS time, s: the newest `/clock` after [`R2rNode::use_sim_time`], else the
+    /// system clock.
+    pub fn now_s(&mut self) -> Result<f64, R2rError> {
+        let clock = self.node.get_ros_clock();
+        let mut clock = clock.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(clock.get_now().map_err(r2r_err("the ROS clock"))?.as_secs_f64())
     }
 
     /// The r2r node itself, for what this crate does not wrap yet (the `/acres/skill` action

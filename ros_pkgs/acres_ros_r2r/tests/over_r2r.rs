@@ -3,7 +3,8 @@
 //! and /cmd_vel driving it (with the cmd_timeout_s stop); the vehicle node fed /clock and /odom by
 //! r2r, its /acres/observation read through r2r with the rosidl-generated type support; the
 //! vehicle node's /acres/skill driven by an r2r (rcl_action) client: goto to success with
-//! feedback, an unknown skill rejected.
+//! feedback, an unknown skill rejected; heartbeats from r2r then silence → the vehicle node's
+//! on_cancel; an r2r node with use_sim_time following the core node's /clock.
 //!
 //! NETWORK SAFETY: every test is `#[ignore]`d (needs a private network namespace) and fails
 //! outside one; `tools/ros_test.sh` runs them under `unshare -n` with `--include-ignored`.
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use acres_msgs::acres_interfaces::Observation;
+use acres_msgs::acres_interfaces::{Heartbeat, Observation, SkillEvent};
 use acres_msgs::builtin_interfaces::Time;
 use acres_msgs::geometry_msgs::{Twist, Vector3};
 use acres_msgs::nav_msgs::Odometry;
@@ -218,4 +219,100 @@ fn an_r2r_action_client_drives_the_vehicle_nodes_skill() {
     assert!(!progress.is_empty(), "feedback while the goto ran");
     assert!(progress.iter().all(|p| (0.0..=1.0).contains(p)), "{progress:?}");
     assert!(progress.windows(2).all(|w| w[0] <= w[1]), "progress rises: {progress:?}");
+}
+
+/// Spins `n` until its ROS time passes `min_s`, up to `timeout`; that time.
+fn spin_until_time(n: &mut R2rNode, min_s: f64, timeout: Duration) -> f64 {
+    let deadline = Instant::now() + timeout;
+    loop {
+        n.spin_once(Duration::from_millis(10));
+        let t = n.now_s().unwrap();
+        if t > min_s {
+            return t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the r2r clock did not pass {min_s} s within {timeout:?} (at {t})"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/ros_test.sh under unshare -n"]
+fn an_r2r_node_with_use_sim_time_follows_the_core_clock() {
+    require_netns();
+    let sc = scenario();
+    let _core = node("core", &["-p", &format!("scenario:={sc}"), "-p", "rate:=4.0"]);
+    let mut n = R2rNode::new("acres_r2r_clock_reader", "").unwrap();
+    n.use_sim_time().unwrap();
+    let t1 = spin_until_time(&mut n, 0.0, Duration::from_secs(30));
+    let w1 = Instant::now();
+    // Simulated time: near 0 at the start (not the wall clock), 4 simulated s per wall s.
+    assert!(t1 < 1e6, "simulated, not wall time: {t1}");
+    let t2 = spin_until_time(&mut n, t1 + 4.0, Duration::from_secs(10));
+    let ratio = (t2 - t1) / w1.elapsed().as_secs_f64();
+    assert!((2.5..6.0).contains(&ratio), "4 simulated s per wall s: {t1} -> {t2}, ratio {ratio:.2}");
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/ros_test.sh under unshare -n"]
+fn beats_from_r2r_then_silence_apply_the_vehicle_nodes_on_cancel() {
+    require_netns();
+    let sc = scenario();
+    let _core = node("core", &["-p", &format!("scenario:={sc}"), "-p", "rate:=1.0"]);
+    let _veh = node(
+        "vehicle",
+        &[
+            "-p",
+            &format!("scenario:={sc}"),
+            "-p",
+            "use_sim_time:=true",
+            "-p",
+            "heartbeat_timeout_s:=0.5",
+            "-p",
+            "on_cancel:=stop",
+        ],
+    );
+    let mut n = R2rNode::new("acres_r2r_beats", "").unwrap();
+    let mut obs = n.subscription::<Observation>("/acres/observation", Qos::Default).unwrap();
+    let mut events = n.subscription::<SkillEvent>("/acres/events", Qos::Default).unwrap();
+    let mut beat = n.publisher::<Heartbeat>("/acres/skill/heartbeat", Qos::Default).unwrap();
+    let client = n.r2r().create_action_client::<Skill::Action>("/acres/skill").unwrap();
+    let available = r2r::Node::is_available(&client).unwrap();
+    spin_on(&mut n, Box::pin(available), Duration::from_secs(30), "the /acres/skill server").unwrap();
+    spin_until(&mut n, Duration::from_secs(30), "an observation (odometry)", || obs.latest());
+    let sent = client.send_goal_request(skill_goal("goto", "F53")).unwrap();
+    let (_goal, result, _feedback) =
+        spin_on(&mut n, Box::pin(sent), Duration::from_secs(10), "the answer to goto")
+            .expect("goto accepted");
+    // Beats every 0.1 s for 2 s: the skill keeps running.
+    let mut seen = Vec::new();
+    let mut seq = 0;
+    let until = Instant::now() + Duration::from_secs(2);
+    let mut last_beat = Instant::now() - Duration::from_secs(1);
+    while Instant::now() < until {
+        if last_beat.elapsed() >= Duration::from_millis(100) {
+            seq += 1;
+            let stamp = Time { sec: 0, nanosec: 0 };
+            beat.publish(&Heartbeat { stamp, seq, sender: "r2r".into() }).unwrap();
+            last_beat = Instant::now();
+        }
+        n.spin_once(Duration::from_millis(10));
+        while let Some(e) = events.take() {
+            seen.push(e);
+        }
+    }
+    assert!(!seen.iter().any(|e| e.event == "skill_ended"), "no end while beats come: {seen:?}");
+    // Silence: on_cancel (stop) after heartbeat_timeout_s, by the wall clock.
+    let silent_from = last_beat;
+    let ended = spin_until(&mut n, Duration::from_secs(5), "skill_ended after the beats stop", || {
+        events.take().filter(|e| e.event == "skill_ended")
+    });
+    let after_s = silent_from.elapsed().as_secs_f64();
+    assert_eq!(ended.code, "stopped");
+    assert!(ended.cause.contains("heartbeat lost"), "{:?}", ended.cause);
+    assert!((0.4..=0.9).contains(&after_s), "on_cancel {after_s:.3} s after the last beat (timeout 0.5 s)");
+    let (status, res) =
+        spin_on(&mut n, Box::pin(result), Duration::from_secs(10), "the goto's result").unwrap();
+    assert_eq!((status, res.code.as_str()), (r2r::GoalStatus::Aborted, "stopped"));
 }
