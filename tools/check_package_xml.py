@@ -13,7 +13,7 @@ import tomllib
 from catkin_pkg.package import InvalidPackage, parse_package
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-SKIP = {"target", ".venv", "node_modules", ".git"}
+SKIP = {"target", ".venv", ".ros_env", "node_modules", ".git"}
 
 
 def package_files():

@@ -2,11 +2,15 @@
 # The proof of the ROS package layout, with no ROS installation (ARCHITECTURE.md, "ROS packages"):
 #   1. every package.xml validates with catkin_pkg and agrees with its Cargo.toml;
 #   2. `colcon list` finds every package with its build type (exactly the expected list);
-#   3. `colcon build` of every package but the rosidl interface package (which needs ament_cmake
-#      and rosidl from a ROS installation) succeeds, and leaves the node executables where
+#   3. `colcon build` of every package succeeds — with ROS sourced (ACRES_COLCON_ROS=1, e.g. after
+#      `. tools/ros_env.sh`) the rosidl interface package acres_interfaces too (ament_cmake +
+#      rosidl), without ROS every package but that one — and leaves the node executables where
 #      `ros2 run` looks for them, install/<pkg>/lib/<pkg>/<exe>, and the harness in
 #      install/acres-harness/bin; each installed executable starts and refuses a missing
-#      parameter with exit code 2 (before any DDS participant exists).
+#      parameter with exit code 2 (before any DDS participant exists);
+#   4. with ROS: install/setup.sh is usable: sourced in a fresh sh, it puts every package on
+#      AMENT_PREFIX_PATH and the generated acres_interfaces types on PYTHONPATH (imported), and
+#      the type descriptions (share/acres_interfaces/msg/*.json) are installed.
 #
 # Needs the Python packages of tools/requirements-test.txt (colcon-core, colcon-cargo,
 # colcon-ros-cargo, colcon-package-information, colcon-package-selection, catkin_pkg) on PATH,
@@ -54,14 +58,22 @@ if [ "$listed" != "$expected" ]; then
     exit 1
 fi
 
-echo "== colcon build (all but acres_interfaces) in $WS"
+with_ros="${ACRES_COLCON_ROS:-0}"
+skip=(--packages-skip acres_interfaces)
+what="all but acres_interfaces: no ROS sourced"
+if [ "$with_ros" = 1 ]; then
+    [ -n "${AMENT_PREFIX_PATH:-}" ] || { echo "colcon_check: ACRES_COLCON_ROS=1 but no ROS is sourced (AMENT_PREFIX_PATH empty)" >&2; exit 2; }
+    skip=()
+    what="every package, acres_interfaces by rosidl: ROS $ROS_DISTRO sourced"
+fi
+echo "== colcon build ($what) in $WS"
 rm -rf "$WS"
 mkdir -p "$WS/build/shared"
 for pkg in $(echo "$listed" | cut -f1); do
     [ "$pkg" = acres_interfaces ] || ln -s shared "$WS/build/$pkg"
 done
 start=$(date +%s)
-if ! (cd "$WS" && colcon build --base-paths "$ROOT" --packages-skip acres_interfaces \
+if ! (cd "$WS" && colcon build --base-paths "$ROOT" "${skip[@]}" \
         --cargo-args --profile colcon >"$WS/build.log" 2>&1); then
     grep -v '^{"packages"' "$WS/build.log" | tail -40 >&2
     echo "colcon_check: colcon build failed (log: $WS/build.log)" >&2
@@ -96,5 +108,28 @@ harness="$WS/install/acres-harness/bin/acres-harness"
 run_out="$WS/run"
 netns "$harness" run --scenario "$ROOT/scenarios/t1_01_one_field.json" --model scripted --out "$run_out" >/dev/null
 "$harness" validate "$run_out" | tail -1
+
+if [ "$with_ros" = 1 ]; then
+    echo "== install/setup.sh (a fresh sh, ROS's variables as the sourcing shell has them)"
+    for f in Observation SkillEvent Heartbeat; do
+        [ -s "$WS/install/acres_interfaces/share/acres_interfaces/msg/$f.json" ] || { echo "colcon_check: $f.json not installed" >&2; exit 1; }
+    done
+    # shellcheck disable=SC2016 # $AMENT_PREFIX_PATH is expanded by the inner sh
+    if ! out="$(cd "$WS" && sh -c '. install/setup.sh && python3 -c "import acres_interfaces.msg, acres_interfaces.action, sys; print(acres_interfaces.msg.__file__)" && echo "$AMENT_PREFIX_PATH"' 2>&1)"; then
+        echo "colcon_check: install/setup.sh: $out" >&2
+        exit 1
+    fi
+    echo "$out" | head -1
+    for pkg in acres_interfaces acres_core acres_vehicle acres_bridge; do
+        case ":$(echo "$out" | tail -1):" in
+            *":$WS/install/$pkg:"*) ;;
+            *) echo "colcon_check: install/setup.sh puts no $pkg on AMENT_PREFIX_PATH: $out" >&2; exit 1 ;;
+        esac
+    done
+    case "$(echo "$out" | head -1)" in
+        "$WS/install/acres_interfaces/"*) echo "acres_interfaces imported from the colcon install" ;;
+        *) echo "colcon_check: acres_interfaces imported from elsewhere: $out" >&2; exit 1 ;;
+    esac
+fi
 rm -rf "$WS"
 echo "colcon_check: ok"

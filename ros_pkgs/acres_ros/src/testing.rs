@@ -1,13 +1,27 @@
 //! Support for tests and benchmarks that start DDS processes (feature `testing`; never in a
-//! node): the network-safety gate with its loud skip, child processes killed on drop, polling
-//! against a deadline, and the workspace's binaries.
+//! node): the network-safety gate, child processes killed on drop, polling against a deadline,
+//! and the workspace's binaries.
 //!
-//! NETWORK SAFETY (DESIGN.md): a test that creates DDS participants calls
-//! [`require_private_netns`] first and returns when it says no.
+//! NETWORK SAFETY (DESIGN.md): a test that creates DDS participants is
+//! `#[ignore = "needs a private network namespace: ..."]` (so a plain `cargo test` lists it as
+//! ignored, never as passed) and calls [`assert_private_netns`] first, which fails it outside one;
+//! `tools/test.sh` runs such tests with `--include-ignored` under `unshare -n`. A benchmark calls
+//! [`require_private_netns`] and returns when it says no.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
+
+/// Fails (panics) unless this process is in a private network namespace whose only interface is
+/// `lo`: the first call of every DDS test, so that none runs, or passes, outside one.
+pub fn assert_private_netns(what: &str) {
+    if !crate::env::in_loopback_only_netns() {
+        let ifaces = crate::env::namespace_interfaces();
+        panic!(
+            "\n!!!! {what} REFUSED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test ... -- --include-ignored'\n"
+        );
+    }
+}
 
 /// True when this process is in a private network namespace whose only interface is `lo`
 /// ([`crate::env::in_loopback_only_netns`]). Otherwise prints that `what` is skipped and how to

@@ -4,8 +4,8 @@
 //!
 //! NETWORK SAFETY: these tests start DDS participants (the nodes, the bridge, the tests' own
 //! observer). They run only inside a private network namespace whose only interface is `lo`
-//! (`tools/test.sh` runs them under `unshare -n`); elsewhere they skip with a loud message, or
-//! fail when `ACRES_REQUIRE_NETNS=1`. Every participant is loopback-only
+//! (`tools/test.sh` runs them under `unshare -n` with `--include-ignored`); each is `#[ignore]`d
+//! with that reason, and fails when run outside one. Every participant is loopback-only
 //! (`ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`) and the bridge binds 127.0.0.1.
 
 #![allow(dead_code)]
@@ -20,10 +20,10 @@ use acres_link_protocol as link;
 
 pub use acres_ros::testing::{poll, Proc};
 
-/// True when this process is in a private network namespace with only `lo`; otherwise the
-/// test is skipped loudly (a failure under `ACRES_REQUIRE_NETNS=1`).
-pub fn in_private_netns() -> bool {
-    acres_ros::testing::require_private_netns("LINK TEST")
+/// Fails the test unless this process is in a private network namespace with only `lo` (every
+/// test here is `#[ignore]`d for that reason and run by `tools/test.sh` under `unshare -n`).
+pub fn require_netns() {
+    acres_ros::testing::assert_private_netns("LINK TEST");
 }
 
 /// The repository's root.

@@ -19,6 +19,8 @@ pub const ODOM_FRAME: &str = "odom";
 pub const BASE_FRAME: &str = "base_link";
 /// The LiDAR frame.
 pub const LIDAR_FRAME: &str = "lidar";
+/// The map frame (the simulator's truth, as acres_interfaces/SimTruth says).
+pub const MAP_FRAME: &str = "map";
 
 fn header(t_s: f64, frame: &str) -> Header {
     Header { stamp: stamp(t_s), frame_id: frame.into() }
@@ -92,7 +94,7 @@ pub fn cloud(w: &World) -> PointCloud2 {
 /// `/acres/sim/truth`: objects, contact and fuel energy (simulated runs only).
 pub fn truth(w: &World) -> SimTruth {
     SimTruth {
-        header: header(w.t_s(), ODOM_FRAME),
+        header: header(w.t_s(), MAP_FRAME),
         objects: w
             .objects()
             .values()

@@ -20,8 +20,12 @@ pub fn observation_of(o: &Odometry) -> Observation {
     }
 }
 
+/// The frame of observations and events (acres_interfaces says `map`; the odometry's `odom`
+/// frame has the map's coordinates in the simulated world, but the contract names the map).
+const MAP_FRAME: &str = "map";
+
 fn header(t_s: f64) -> Header {
-    Header { stamp: stamp(t_s), frame_id: "odom".into() }
+    Header { stamp: stamp(t_s), frame_id: MAP_FRAME.into() }
 }
 
 /// `/acres/observation`.

@@ -3,7 +3,8 @@
 //!
 //! NETWORK SAFETY: every test here creates DDS participants. They run only inside a private
 //! network namespace whose only interface is `lo` (`tools/test.sh` runs them under
-//! `unshare -n`); elsewhere they skip with a loud message, or fail when `ACRES_REQUIRE_NETNS=1`.
+//! `unshare -n` with `--include-ignored`); each is `#[ignore]`d with that reason, and fails
+//! when run outside one.
 //! All participants are loopback-only (`ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`).
 
 #![allow(dead_code)]
@@ -20,10 +21,10 @@ use acres_ros::{qos, Pub, RosArgs, RosNode, Sub};
 
 pub use acres_ros::testing::{poll, Proc};
 
-/// True when this process is in a private network namespace with only `lo`; otherwise the
-/// test is skipped loudly (a failure under `ACRES_REQUIRE_NETNS=1`).
-pub fn in_private_netns() -> bool {
-    acres_ros::testing::require_private_netns("DDS TEST")
+/// Fails the test unless this process is in a private network namespace with only `lo` (every
+/// test here is `#[ignore]`d for that reason and run by `tools/test.sh` under `unshare -n`).
+pub fn require_netns() {
+    acres_ros::testing::assert_private_netns("DDS TEST");
 }
 
 /// The repository's root.

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The tests with a real ROS 2 (issue 19), a step of tools/test.sh; runs on its own too:
+#   1. the project's ROS 2 Jazzy environment from PyPI (tools/ros_env.sh: made once, then cached
+#      in .ros_env/), acres_interfaces built by rosidl into it;
+#   2. the Rust types of acres_msgs against what rosidl generated (tests/ros/check_rosidl_types.py:
+#      field names, types, order, constants, RIHS01 type hashes);
+#   3. rclpy clients (rmw_fastrtps_cpp, the generated acres_interfaces types) against the core
+#      node and the vehicle node (RustDDS, built here by cargo): pytest tests/ros, inside a private
+#      network namespace;
+#   4. the r2r backend (ros_pkgs/acres_ros_r2r, a workspace of its own, target/r2r): built with
+#      the environment, its tests against the RustDDS nodes inside a private network namespace.
+# ACRES_ROS_SKIP_R2R=1 leaves out 4 (a developer's quick run; the test command never sets it).
+# Each step prints its time. NETWORK SAFETY: every DDS participant (the nodes, rclpy) runs with
+# ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST inside `unshare -n` with loopback alone.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+t0=$(date +%s)
+step_start=$t0
+step() { step_start=$(date +%s); echo "== ros_test: $*"; }
+took() { echo "== ros_test: ... $(( $(date +%s) - step_start )) s"; }
+
+step "the ROS 2 environment (tools/ros_env.sh)"
+# shellcheck source=tools/ros_env.sh
+. tools/ros_env.sh
+took
+
+step "the node binaries (cargo build -p acres_core -p acres_vehicle)"
+cargo build --quiet -p acres_core -p acres_vehicle
+took
+
+step "acres_msgs against the rosidl-generated acres_interfaces"
+cargo run --quiet -p acres_msgs --example rosidl_types > target/acres_msgs_types.json
+python3 tests/ros/check_rosidl_types.py target/acres_msgs_types.json
+took
+
+step "rclpy against the nodes, inside unshare -n (pytest tests/ros)"
+unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec python3 -m pytest -p no:cacheprovider -q -rA tests/ros'
+took
+
+if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
+    r2r=(--manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target/r2r)
+    step "the r2r backend: fmt, clippy -D warnings, build (r2r 0.9.7 against the environment)"
+    cargo fmt --manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml -- --check
+    cargo clippy --quiet "${r2r[@]}" --all-targets -- -D warnings
+    cargo build --quiet "${r2r[@]}" --tests
+    took
+    step "the r2r backend against the nodes, inside unshare -n"
+    unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec "$@"' \
+        sh cargo test --quiet "${r2r[@]}" -- --include-ignored --test-threads=1
+    took
+fi
+
+echo "== ros_test: ok in $(( $(date +%s) - t0 )) s"
