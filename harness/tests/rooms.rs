@@ -1,5 +1,5 @@
 //! The harness's rooms (its top-level modules, `src/lib.rs`) depend on each other in one
-//! direction only: a room names (`crate::ROOM`) only rooms before it in [`ORDER`], so there is no
+//! direction only, and the tools sense but never read truth past the guard: a room names (`crate::ROOM`) only rooms before it in [`ORDER`], so there is no
 //! import cycle between them. Read from the source text of every file, so a new import that
 //! turns back fails here with the file that has it.
 
@@ -65,6 +65,26 @@ fn every_room_uses_only_the_rooms_before_it() {
     }
     assert!(checked > 50, "only {checked} files in the rooms: is the layout still src/<room>/?");
     assert!(back.is_empty(), "imports against the rooms' order {ORDER:?}:\n{}", back.join("\n"));
+}
+
+/// The tools sense; only the guard (`tools/state.rs`) reads truth. A tool that called the port
+/// or `truth()` itself would read what a real vehicle does not have.
+#[test]
+fn no_tool_but_the_guard_reaches_the_port_or_the_truth() {
+    let tools = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tools");
+    let mut files = Vec::new();
+    rust_files(&tools, &mut files);
+    assert!(files.len() > 5, "{} files in src/tools", files.len());
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| !f.ends_with("state.rs")) {
+        let text = std::fs::read_to_string(file).unwrap();
+        for needle in [".port(", ".port_mut(", ".truth(", ".truth_objects("] {
+            if text.contains(needle) {
+                found.push(format!("{} calls {needle}", file.display()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "tools past the guard:\n{}", found.join("\n"));
 }
 
 #[test]

@@ -19,7 +19,6 @@ use acres_harness::runfolder::{
 };
 use serde_json::{json, Map, Value};
 
-
 /// A black PNG of 640 x 692 (or another size).
 fn png(width: u32, height: u32) -> Vec<u8> {
     let mut out = Vec::new();

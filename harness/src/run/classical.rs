@@ -130,9 +130,9 @@ impl Classical {
     pub fn act(&mut self, st: &mut RunState) {
         if self.home_now {
             self.home_now = false;
-            if st.world.status_ref().skill.is_some() {
+            if st.port().status_ref().skill.is_some() {
                 // The stop's skill_ended (code stopped) changes nothing below.
-                st.world.request(&SkillRequest::new(SkillKind::Stop));
+                st.port_mut().request(&SkillRequest::new(SkillKind::Stop));
             }
             self.ended = None;
             self.go_home(st);
@@ -140,10 +140,10 @@ impl Classical {
         }
         if std::mem::take(&mut self.returns)
             && matches!(self.phase, Phase::Goto(_) | Phase::Scout(_) | Phase::Return)
-            && st.world.status_ref().skill.is_some()
+            && st.port().status_ref().skill.is_some()
         {
             log_rule(st, &format!("returns on the route: stop, wait {RETRY_WAIT_S} s"));
-            st.world.request(&SkillRequest::new(SkillKind::Stop));
+            st.port_mut().request(&SkillRequest::new(SkillKind::Stop));
             let inner = std::mem::take(&mut self.phase);
             self.phase = Phase::Waiting(Box::new(inner), RETRY_WAIT_S);
             self.dispatch(st, SkillRequest::new(SkillKind::Wait).seconds(RETRY_WAIT_S));
@@ -155,9 +155,9 @@ impl Classical {
         let phase = std::mem::take(&mut self.phase);
         match (phase, code) {
             (Phase::Waiting(inner, waited), ResultCode::Succeeded) => {
-                let clear = st.memory.knowledge.on_route(&st.world.route_ahead()).is_empty();
+                let clear = st.memory.knowledge.on_route(&st.port().route_ahead()).is_empty();
                 if clear {
-                    let r = st.world.request(&SkillRequest::new(SkillKind::Resume));
+                    let r = st.port_mut().request(&SkillRequest::new(SkillKind::Resume));
                     self.phase = *inner;
                     if !r.accepted {
                         log_rule(st, &format!("resume refused: {}", r.cause.unwrap_or_default()));
@@ -232,7 +232,7 @@ impl Classical {
     }
 
     fn dispatch(&mut self, st: &mut RunState, req: SkillRequest) {
-        let r = st.world.request(&req);
+        let r = st.port_mut().request(&req);
         if !r.accepted {
             *st.codes.entry(acres_vehicle::ResultCode::Rejected).or_default() += 1;
             log_rule(

@@ -212,7 +212,7 @@ pub fn run_scenario(
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
     st.log(Row::Run(run_row(sc, opts, &limits, &recovery, &system, &tools)));
     if opts.record {
-        match crate::runfolder::recording::Recorder::create(&folder, &sc.map_data, &*st.world) {
+        match crate::runfolder::recording::Recorder::create(&folder, &sc.map_data, st.port()) {
             Ok(r) => st.recorder = Some(r),
             Err(e) => eprintln!("acres-harness: no episode recording: {e}"),
         }
@@ -232,7 +232,7 @@ pub fn run_scenario(
     }
     let (end, success, digest, t_s) = lp.finish();
     lp.st.finish_recording();
-    lp.st.world.end(end.as_str());
+    lp.st.port_mut().end(end.as_str());
     Ok(RunOutcome { folder, end, success, digest, t_s })
 }
 
@@ -430,10 +430,10 @@ impl<'a> Loop<'a> {
 
     /// Nothing runs, no timer, no scenario event waits.
     fn idle(&self) -> bool {
-        self.st.world.status_ref().skill.is_none()
+        self.st.port().status_ref().skill.is_none()
             && self.st.mission.timer_s.is_none()
             && self.due.model_error_at.is_none()
-            && self.st.world.pending_object_events() == 0
+            && self.st.port().pending_object_events() == 0
             && !self.due.requests.iter().any(|(w, _, fired)| !fired && self.request_can_fire(w))
             && self.classical.as_ref().is_none_or(|c| c.finished())
     }
@@ -442,7 +442,7 @@ impl<'a> Loop<'a> {
         match w {
             When::At { .. } => true,
             When::AfterSeen { id, .. } => {
-                self.st.world.truth().is_some_and(|t| t.first_seen.contains_key(id))
+                self.st.port().truth().is_some_and(|t| t.first_seen.contains_key(id))
             }
         }
     }

@@ -14,7 +14,7 @@ impl Loop<'_> {
     pub(crate) fn finish(&mut self) -> (EndCode, bool, String, f64) {
         let end = self.end.unwrap_or(EndCode::Error);
         let t = self.st.t();
-        let truth = self.st.world.truth();
+        let truth = self.st.port().truth();
         let energy = truth.as_ref().map_or(self.st.energy_estimate_mj, |t| t.energy_mj);
         let contact_steps = truth.as_ref().map_or(0, |t| t.contact_steps);
         let checks = self.checks(t, truth.is_some(), energy, contact_steps);
@@ -22,7 +22,7 @@ impl Loop<'_> {
         let success = end == EndCode::Done && failed.is_empty();
         let scouted = self.progress.scouted_at.iter().map(|(f, _)| f.clone()).collect();
         let score = self.score(end, success, scouted, t, energy);
-        let digest = self.st.world.digest();
+        let digest = self.st.port().digest();
         self.st.log(Row::End(EndRow {
             t,
             wall: wall_now(),
@@ -49,7 +49,7 @@ impl Loop<'_> {
             .map(|(f, _)| f.clone())
             .collect();
         let all_scouted: Vec<String> = self.progress.scouted_at.iter().map(|(f, _)| f.clone()).collect();
-        let v = self.st.world.vehicle();
+        let v = self.st.port().vehicle();
         let at_home = v.pose.pos().dist(sc.map_data.home()) <= HOME_TOLERANCE_M && v.speed_mps < 0.2;
         let s = &sc.success;
         let mut checks = BTreeMap::new();

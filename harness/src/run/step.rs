@@ -25,7 +25,7 @@ pub const STALL_MIN_M: f64 = 50.0;
 impl Loop<'_> {
     /// Advances the world by `seconds` (a model call's latency), handling every step.
     pub(crate) fn advance(&mut self, seconds: f64) {
-        let dt = self.st.world.dt_s();
+        let dt = self.st.port().dt_s();
         let steps = (seconds / dt).round() as u64;
         for _ in 0..steps {
             if self.end.is_some() {
@@ -37,16 +37,16 @@ impl Loop<'_> {
 
     /// One control step.
     pub(crate) fn step(&mut self) {
-        let scan = self.st.world.step();
-        if let Some(stats) = self.st.world.link_stats() {
+        let scan = self.st.port_mut().step();
+        if let Some(stats) = self.st.port_mut().link_stats() {
             self.log_link_stats(stats);
         }
-        if let Some(cause) = self.st.world.lost() {
+        if let Some(cause) = self.st.port().lost() {
             self.on_link_lost(cause);
             return;
         }
         let t = self.st.t();
-        let v = self.st.world.vehicle();
+        let v = self.st.port().vehicle();
         let pos = v.pose.pos();
         let d = pos.dist(self.progress.last_pos);
         self.st.add_energy_estimate(pos, d);
@@ -61,7 +61,7 @@ impl Loop<'_> {
         while (self.seen.next_pose_n as f64) * POSE_PERIOD_S <= t + 1e-9 {
             self.log_pose();
         }
-        for e in self.st.world.drain_events() {
+        for e in self.st.port_mut().drain_events() {
             self.on_event(e);
         }
         if scan {
@@ -85,7 +85,7 @@ impl Loop<'_> {
         if let Some(at) = self.due.model_error_at {
             if t + 1e-9 >= at {
                 self.due.model_error_at = None;
-                if self.st.world.status_ref().skill.is_none() {
+                if self.st.port().status_ref().skill.is_none() {
                     let model_errors = self.st.counters.model_errors;
                     self.due
                         .wakes
@@ -95,7 +95,7 @@ impl Loop<'_> {
         }
         self.check_stuck(t);
         self.check_limits(t, v.odom_m);
-        if self.opts.pace > 0.0 && self.st.world.dt_s() > 0.0 {
+        if self.opts.pace > 0.0 && self.st.port().dt_s() > 0.0 {
             let want = t / self.opts.pace;
             let have = self.progress.wall0.elapsed().as_secs_f64();
             if want > have {
@@ -136,14 +136,14 @@ impl Loop<'_> {
 
     /// Writes the pose row due now.
     pub(crate) fn log_pose(&mut self) {
-        let v = self.st.world.vehicle();
-        let truth = self.st.world.truth();
+        let v = self.st.port().vehicle();
+        let truth = self.st.port().truth();
         let t = self.seen.next_pose_n as f64 * POSE_PERIOD_S;
         self.seen.next_pose_n += 1;
         if self.seen.next_pose_n > 1 {
             self.st.memory.driven.push(v.pose.pos());
         }
-        let skill = self.st.world.status_ref().skill.map(|s| s.as_str().to_string());
+        let skill = self.st.port().status_ref().skill.map(|s| s.as_str().to_string());
         let row = PoseRow {
             t,
             wall: wall_now(),
@@ -216,8 +216,8 @@ impl Loop<'_> {
     }
 
     fn on_scan(&mut self) {
-        let Some(scan) = self.st.world.scan().copied() else { return };
-        let sensor = self.st.world.sensor_pose();
+        let Some(scan) = self.st.port().scan().copied() else { return };
+        let sensor = self.st.port().sensor_pose();
         self.st.memory.knowledge.update(&scan, sensor, 40.0);
         // A place that went out may come back (a new object): report it again then.
         let present: std::collections::BTreeSet<_> = self.st.memory.knowledge.objects().into_iter().collect();
@@ -232,7 +232,7 @@ impl Loop<'_> {
     /// The classical rules hear of places on the route ahead not reported before.
     fn classical_scan(&mut self) {
         let Some(c) = self.classical.as_mut() else { return };
-        let route = self.st.world.route_ahead();
+        let route = self.st.port().route_ahead();
         let fresh: Vec<_> = self
             .st
             .memory
@@ -251,7 +251,7 @@ impl Loop<'_> {
     /// or on the plan's legs: a `returns_on_route` row and wake-up (profile vehicle), or of
     /// objects in the sensors' reach (profile simulator, truth through the guard).
     fn planner_scan(&mut self) {
-        let route = self.st.world.route_ahead();
+        let route = self.st.port().route_ahead();
         let mut on_route: Vec<[f64; 2]> = Vec::new();
         let mut new_cells = Vec::new();
         for c in self.st.memory.knowledge.on_route(&route) {
@@ -296,7 +296,7 @@ impl Loop<'_> {
             self.seen.reported_cells.insert(*c);
         }
         let on_current = !on_route.is_empty();
-        let status = self.st.world.status();
+        let status = self.st.port().status();
         let target = status.target.or_else(|| status.interrupted.map(|i| i.2));
         let leg = if on_current { target.map(|t| format!("route to {t}")) } else { plan_leg };
         self.st.log(Row::ReturnsOnRoute(ReturnsOnRouteRow {
@@ -340,7 +340,7 @@ impl Loop<'_> {
     }
 
     fn due_requests(&mut self, t: f64) {
-        let seen = self.st.world.truth().map(|tr| tr.first_seen).unwrap_or_default();
+        let seen = self.st.port().truth().map(|tr| tr.first_seen).unwrap_or_default();
         let mut due = Vec::new();
         for (when, text, fired) in self.due.requests.iter_mut() {
             if *fired {
@@ -372,7 +372,7 @@ impl Loop<'_> {
         if self.recovery.mode != RecoveryMode::Menu || self.due.stuck_sent || self.classical.is_some() {
             return;
         }
-        let Some(since) = self.st.world.status_ref().hold_since_s else { return };
+        let Some(since) = self.st.port().status_ref().hold_since_s else { return };
         if t - since + 1e-9 < self.recovery.hold_s {
             return;
         }
@@ -383,8 +383,8 @@ impl Loop<'_> {
             return;
         }
         self.st.counters.stuck_wake_ups += 1;
-        let st = self.st.world.status();
-        let ahead_m = self.st.world.ahead_m();
+        let st = self.st.port().status();
+        let ahead_m = self.st.port().ahead_m();
         self.due.wakes.push_back(Wake::new(WakeDetail::Stuck(StuckWake {
             held_s: (t - since).round(),
             skill: st.skill.map(|s| s.as_str()),

@@ -118,7 +118,7 @@ impl Loop<'_> {
         if seconds <= 0.0 {
             return;
         }
-        let dt = self.st.world.dt_s();
+        let dt = self.st.port().dt_s();
         let charge = (seconds / dt).round() * dt;
         self.st.counters.charged_s += charge;
         w.time_s += charge;
@@ -298,7 +298,7 @@ impl Loop<'_> {
         self.progress.consecutive_errors += 1;
         if self.progress.consecutive_errors >= self.limits.model_errors {
             self.end = Some(EndCode::ModelError);
-        } else if self.st.world.status_ref().skill.is_none() {
+        } else if self.st.port().status_ref().skill.is_none() {
             self.due.model_error_at = Some(self.st.t() + MODEL_ERROR_WAKE_S);
         }
     }

@@ -160,13 +160,13 @@ pub fn read(st: &mut RunState, what: ReadWhat) -> ToolOutcome {
 
 /// `read` vehicle.
 fn read_vehicle(st: &mut RunState, t: f64) -> ToolOutcome {
-    let v = st.world.vehicle();
+    let v = st.world().vehicle();
     let mut r = json!({
         "t_s": round(t, 1), "x": round(v.pose.x, 1), "y": round(v.pose.y, 1),
         "heading_deg": round(v.pose.yaw.to_degrees(), 1), "speed_mps": round(v.speed_mps, 2),
         "driven_m": round(v.odom_m, 1), "at": st.planning_place(),
         "skill": st.skill_json(),
-        "shield": {"holding": st.world.status().state == acres_vehicle::SkillState::Holding, "ahead_m": finite(st.world.ahead_m() as f32)},
+        "shield": {"holding": st.world().status().state == acres_vehicle::SkillState::Holding, "ahead_m": finite(st.world().ahead_m() as f32)},
     });
     if st.profile == Profile::Simulator {
         match st.guarded_truth("fuel energy") {
@@ -179,7 +179,7 @@ fn read_vehicle(st: &mut RunState, t: f64) -> ToolOutcome {
 
 /// `read` mission.
 fn read_mission(st: &mut RunState, t: f64) -> ToolOutcome {
-    let status = st.world.status();
+    let status = st.world().status();
     let cells_json = |cells: Vec<crate::world::knowledge::Cell>| -> Vec<Value> {
         cells
             .into_iter()
@@ -189,7 +189,7 @@ fn read_mission(st: &mut RunState, t: f64) -> ToolOutcome {
             })
             .collect()
     };
-    let on_route = cells_json(st.memory.knowledge.on_route(&st.world.route_ahead()));
+    let on_route = cells_json(st.memory.knowledge.on_route(&st.world().route_ahead()));
     let mut on_plan = Vec::new();
     if let Some(p) = &st.mission.plan {
         for (key, l) in p.legs.iter().skip(plan_leg_index(p)) {
@@ -214,7 +214,7 @@ fn read_mission(st: &mut RunState, t: f64) -> ToolOutcome {
 
 /// `read` fields.
 fn read_fields(st: &mut RunState) -> ToolOutcome {
-    let status = st.world.status();
+    let status = st.world().status();
     let map = st.sc.map_data.clone();
     let mut list = Vec::new();
     for f in map.fields.values() {
@@ -265,7 +265,7 @@ fn read_notes(st: &mut RunState) -> ToolOutcome {
 
 /// `read` scan.
 fn read_scan(st: &mut RunState, t: f64) -> ToolOutcome {
-    let Some(s) = st.world.scan().copied() else {
+    let Some(s) = st.world().scan().copied() else {
         return ok(json!({"t_s": round(t, 1), "scan": null, "why": "no sweep yet"}));
     };
     let names = ["ahead", "front_left", "left", "rear_left", "behind", "rear_right", "right", "front_right"];
@@ -285,7 +285,7 @@ fn read_scan(st: &mut RunState, t: f64) -> ToolOutcome {
         "t_s": round(t, 1), "ranges_m": s.ranges_m.iter().map(|r| finite(*r)).collect::<Vec<_>>(),
         "ranges_are": "360 ranges, index = bearing in degrees counter-clockwise from the heading (0 ahead, 90 left); null: no return",
         "sectors_m": sectors, "ahead_m": finite(s.ahead_m),
-        "shield_rules": st.world.shield_rules().iter().map(|r| json!({"name": r.name, "rule": r.text})).collect::<Vec<_>>(),
+        "shield_rules": st.world().shield_rules().iter().map(|r| json!({"name": r.name, "rule": r.text})).collect::<Vec<_>>(),
         "blocked_places": blocked,
     }))
 }
@@ -428,7 +428,7 @@ fn checked_plan(st: &mut RunState, visits: &[String], return_home: bool, legs: V
         return result;
     }
     if let Some(old) = &st.mission.plan {
-        let scouted = st.world.status().scouted;
+        let scouted = st.world().status().scouted;
         for v in &old.visits {
             if !visits.contains(v) && !scouted.contains(v) {
                 st.mission.removed.insert(v.clone());
@@ -461,7 +461,7 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
     }
     if st.mode == Mode::Checked && skill == SkillKind::Resume {
         // Resuming a goto or scout of a field is a goto or scout of it: the same plan rule.
-        if let Some((_, _, target)) = st.world.status().interrupted {
+        if let Some((_, _, target)) = st.world().status().interrupted {
             if st.sc.map_data.fields.contains_key(&target) {
                 let next = st.mission.plan.as_ref().and_then(|p| p.next_visit().map(String::from));
                 if next.as_deref() != Some(target.as_str()) {
@@ -473,7 +473,7 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
             }
         }
     }
-    if skill == SkillKind::Wait && st.world.status().skill.is_some() {
+    if skill == SkillKind::Wait && st.world().status().skill.is_some() {
         let Some(s) = req.seconds else {
             return err("arguments.arguments.seconds: wait needs seconds");
         };
@@ -483,7 +483,7 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
             json!({"accepted": true, "timer": true, "wakes_at_s": round(at, 1), "note": "a skill is running: a timer will wake you"}),
         );
     }
-    let reply = st.world.request(&req);
+    let reply = st.request(&req);
     if let Some(c) = reply.code {
         *st.codes.entry(c).or_default() += 1;
     }

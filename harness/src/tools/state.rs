@@ -18,7 +18,8 @@ use crate::runfolder::writer::RunWriter;
 use crate::scenario::Scenario;
 use crate::tools::picture::{self, Scene, View};
 use crate::world::knowledge::{cell_center, scan_points, Knowledge};
-use crate::world::{Truth, WorldPort};
+use crate::world::{Sensed, Truth, WorldPort};
+use acres_vehicle::{Reply, SkillRequest};
 
 /// A read of a truth value in the vehicle profile.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -180,8 +181,9 @@ pub struct RunState<'a> {
     pub mode: Mode,
     /// The profile.
     pub profile: Profile,
-    /// The world (use the guard's methods for planner inputs).
-    pub world: Box<dyn WorldPort>,
+    /// The world: the tools read it through [`RunState::world`] (sensing only) and
+    /// [`RunState::guarded_truth`]; the loop and the run log through [`RunState::port`].
+    port: Box<dyn WorldPort>,
     /// What the mission is now: the plan, removed fields, requests, the timer, places of note.
     pub mission: Mission,
     /// What the planner side remembers: knowledge store, pictures, events, notes, the track.
@@ -224,7 +226,7 @@ impl<'a> RunState<'a> {
             sc,
             mode,
             profile,
-            world,
+            port: world,
             mission: Mission::default(),
             memory: Memory { driven: vec![start], ..Memory::default() },
             costs: Costs { table, graph: sc.lane_graph(), rates },
@@ -241,7 +243,28 @@ impl<'a> RunState<'a> {
 
     /// Mission time, s.
     pub fn t(&self) -> f64 {
-        self.world.t_s()
+        self.port.t_s()
+    }
+
+    /// What the tools may read of the world: sensing only (truth: [`RunState::guarded_truth`]).
+    pub fn world(&self) -> Sensed<'_> {
+        Sensed::of(&*self.port)
+    }
+
+    /// A tool's request to the skill server.
+    pub fn request(&mut self, req: &SkillRequest) -> Reply {
+        self.port.request(req)
+    }
+
+    /// The whole port: the loop's (stepping, events, the end) and the run log's (the truth in
+    /// pose rows and the score; not a planner input). No tool uses it (`harness/tests/rooms.rs`).
+    pub fn port(&self) -> &dyn WorldPort {
+        &*self.port
+    }
+
+    /// The whole port, to step the world and drain its events (the loop's).
+    pub fn port_mut(&mut self) -> &mut dyn WorldPort {
+        &mut *self.port
     }
 
     /// Writes a row; a failed write is reported once on stderr (the run goes on; validate will
@@ -259,7 +282,7 @@ impl<'a> RunState<'a> {
     /// Records the world after a control step (`swept`: the LiDAR made a sweep).
     pub fn record_step(&mut self, swept: bool) {
         if let Some(r) = self.recorder.as_mut() {
-            let result = r.on_step(&*self.world, self.energy_estimate_mj, swept);
+            let result = r.on_step(&*self.port, self.energy_estimate_mj, swept);
             self.recording_result(result);
         }
     }
@@ -297,7 +320,7 @@ impl<'a> RunState<'a> {
             self.truth_read = Some(e.clone());
             return Err(e);
         }
-        self.world.truth().ok_or_else(|| TruthRead { what: format!("{what} (this world has no truth)") })
+        self.port.truth().ok_or_else(|| TruthRead { what: format!("{what} (this world has no truth)") })
     }
 
     /// Adds the energy estimate of a step of `d_m` metres at `p`.
@@ -309,7 +332,7 @@ impl<'a> RunState<'a> {
 
     /// Where the vehicle is for planning: `H`, a field (at its entry), or `None` (elsewhere).
     pub fn planning_place(&self) -> Option<String> {
-        let p = self.world.vehicle().pose.pos();
+        let p = self.port.vehicle().pose.pos();
         let map = &self.sc.map_data;
         if p.dist(map.home()) <= map.home_radius_m {
             return Some(HOME.into());
@@ -322,7 +345,7 @@ impl<'a> RunState<'a> {
         let map = &self.sc.map_data;
         let mut out = Vec::new();
         let from = self.planning_place();
-        let here = self.world.vehicle().pose.pos();
+        let here = self.port.vehicle().pose.pos();
         let mut legs: Vec<Leg> = Vec::new();
         let mut first_from_here: Option<String> = None;
         let mut at = from.clone();
@@ -375,8 +398,8 @@ impl<'a> RunState<'a> {
         scene.frame_id = id.clone();
         scene.t_s = self.t();
         scene.fields_in_play = self.sc.fields.clone();
-        scene.scouted = self.world.status().scouted;
-        scene.route = self.world.route_ahead();
+        scene.scouted = self.port.status().scouted;
+        scene.route = self.port.route_ahead();
         scene.plan = self
             .mission
             .plan
@@ -384,14 +407,14 @@ impl<'a> RunState<'a> {
             .map(|p| p.legs.iter().map(|l| l.1.clone()).collect())
             .unwrap_or_default();
         scene.driven = self.memory.driven.clone();
-        scene.vehicle = self.world.vehicle().pose;
+        scene.vehicle = self.port.vehicle().pose;
         scene.site = self.mission.site;
         scene.blocked = self.memory.knowledge.objects().into_iter().map(cell_center).collect();
         scene.highlight = self.mission.highlight.take();
         match self.profile {
             Profile::Vehicle => {
-                if let Some(s) = self.world.scan() {
-                    scene.returns = scan_points(s, self.world.sensor_pose());
+                if let Some(s) = self.port.scan() {
+                    scene.returns = scan_points(s, self.port.sensor_pose());
                 }
             }
             Profile::Simulator => {
@@ -460,12 +483,12 @@ impl<'a> RunState<'a> {
 
     /// The pose now.
     pub fn pose(&self) -> Pose {
-        self.world.vehicle().pose
+        self.port.vehicle().pose
     }
 
     /// A short JSON of the running skill and the shield.
     pub fn skill_json(&self) -> Value {
-        let st = self.world.status();
+        let st = self.port.status();
         json!({
             "skill": st.skill.map(|s| s.as_str()),
             "id": st.id,

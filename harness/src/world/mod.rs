@@ -115,6 +115,59 @@ pub trait WorldPort {
     fn end(&mut self, _cause: &str) {}
 }
 
+/// What the planner's tools may read of a world: what a vehicle has (odometry, the skill
+/// server's status, the scan, the route ahead, the shield's rules), never the simulator's truth,
+/// which a tool reaches only through `RunState::guarded_truth`.
+#[derive(Clone, Copy)]
+pub struct Sensed<'w>(&'w dyn WorldPort);
+
+impl<'w> Sensed<'w> {
+    /// The sensing view of `world`.
+    pub fn of(world: &'w dyn WorldPort) -> Self {
+        Sensed(world)
+    }
+    /// The control step, s.
+    pub fn dt_s(&self) -> f64 {
+        self.0.dt_s()
+    }
+    /// Mission time, s.
+    pub fn t_s(&self) -> f64 {
+        self.0.t_s()
+    }
+    /// The vehicle's odometry.
+    pub fn vehicle(&self) -> VehicleView {
+        self.0.vehicle()
+    }
+    /// The skill server's status, borrowed.
+    pub fn status_ref(&self) -> StatusRef<'w> {
+        self.0.status_ref()
+    }
+    /// The skill server's status.
+    pub fn status(&self) -> Status {
+        self.0.status()
+    }
+    /// The route ahead of the running motion.
+    pub fn route_ahead(&self) -> Vec<Vec2> {
+        self.0.route_ahead()
+    }
+    /// The latest scan.
+    pub fn scan(&self) -> Option<&'w Scan> {
+        self.0.scan()
+    }
+    /// The LiDAR's pose on the ground.
+    pub fn sensor_pose(&self) -> Pose {
+        self.0.sensor_pose()
+    }
+    /// The obstacle distance ahead, m.
+    pub fn ahead_m(&self) -> f64 {
+        self.0.ahead_m()
+    }
+    /// The shield's rules.
+    pub fn shield_rules(&self) -> Vec<ShieldRule> {
+        self.0.shield_rules()
+    }
+}
+
 /// Why the link was lost. Its `Display` is the `cause` of the `link_lost` row.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LossCause {
