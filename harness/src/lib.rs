@@ -20,6 +20,9 @@
 //!
 //! Below every room: [`clock`] (the wall clock) and [`HARNESS_VERSION`].
 
+#[macro_use]
+mod words;
+
 pub mod cli;
 pub mod clock;
 pub mod planners;

@@ -3,30 +3,8 @@
 //! repaired, what kind of failure a call without a reply was). The run folder records them as
 //! they are (its `rows` module re-exports them), in the serde forms of its rows.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// Implements `as_str()` and `Display` from a list of variant and word pairs.
-macro_rules! words {
-    ($ty:ident { $($variant:ident => $word:literal),+ $(,)? }) => {
-        impl $ty {
-            /// The word of this value as it is written in a row.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($ty::$variant => $word),+
-                }
-            }
-        }
-
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.pad(self.as_str())
-            }
-        }
-    };
-}
 
 /// One tool definition as the model gets it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,31 +4,9 @@
 //! Each is a serde enum written in snake_case; an unknown word fails the decode of its row.
 //! [`Mode`] and friends also have `as_str()` for tables and folder names.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
 pub use crate::planners::interface::{Stop, WakeReason};
-
-/// Implements `as_str()` and `Display` from a list of variant and word pairs.
-macro_rules! words {
-    ($ty:ident { $($variant:ident => $word:literal),+ $(,)? }) => {
-        impl $ty {
-            /// The word of this value as it is written in a row.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($ty::$variant => $word),+
-                }
-            }
-        }
-
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.pad(self.as_str())
-            }
-        }
-    };
-}
 
 /// The mode of a run: who plans and which tools it has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
