@@ -9,6 +9,29 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step says how long the one before it took; the total comes at the end (also on failure).
+T0=$(date +%s)
+STEP_T=$T0
+STEP_NAME=""
+step() {
+    local now
+    now=$(date +%s)
+    if [ -n "$STEP_NAME" ]; then
+        echo "== ($STEP_NAME: $((now - STEP_T)) s)"
+    fi
+    STEP_NAME="$1"
+    STEP_T=$now
+    echo "== $1"
+}
+finish() {
+    local rc=$? now
+    now=$(date +%s)
+    echo "== ($STEP_NAME: $((now - STEP_T)) s)"
+    echo "== test command: $((now - T0)) s in all, exit $rc"
+}
+trap finish EXIT
+
+step "the Python virtual environment"
 export ACRES_REQUIRE_PYTHON=1
 # Python packages go into a virtual environment of the project's own (a fresh Debian's system
 # Python refuses `pip install`); its bin/ goes first on PATH so tests that start `python3` get it.
@@ -23,7 +46,7 @@ if ! [ -x "$VENV/bin/python3" ]; then
     fi
 fi
 export PATH="$VENV/bin:$PATH"
-echo "== installing the Python test packages"
+step "installing the Python test packages"
 python3 -m pip install --quiet --disable-pip-version-check -r tools/requirements-test.txt -c tools/constraints-test.txt
 
 # The viewer's and the video's tests need a real browser, ffmpeg/ffprobe and node; Debian's
@@ -38,44 +61,44 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]} with apt-get"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
-echo "== installing playwright-core (tests/browser/)"
+step "installing playwright-core (tests/browser/)"
 (cd tests/browser && npm ci --no-audit --no-fund --silent)
 
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "== cargo clippy (-D warnings)"
+step "cargo clippy (-D warnings)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
-echo "== cargo test"
+step "cargo test"
 cargo test --workspace
 
 # A bounded fuzz run of the link's line decoder (its own workspace, bridge/protocol/fuzz): about
 # 2 minutes on a cold machine (cargo-fuzz 40 s, the sanitized build 65 s, the run 20 s).
-echo "== cargo fuzz of the link's line decoder (20 s)"
+step "cargo fuzz of the link's line decoder (20 s)"
 command -v c++ >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++; }
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 tools/fuzz_link.sh 5000000 20
 
-echo "== the viewer in headless chromium"
+step "the viewer in headless chromium"
 cargo build -p acres-harness --quiet
 node tests/browser/viewer.test.mjs target/debug/acres-harness
 
-echo "== JSON Schema of the scenarios"
+step "JSON Schema of the scenarios"
 python3 tools/check_scenario_schema.py
-echo "== JSON Schema of the maps"
+step "JSON Schema of the maps"
 python3 tools/check_map_schema.py
-echo "== the ROS 2 launch files against the nodes' parameters (static: no ROS launch here)"
+step "the ROS 2 launch files against the nodes' parameters (static: no ROS launch here)"
 python3 tools/check_launch.py
 
 # NETWORK SAFETY (DESIGN.md): the DDS tests run only inside a private network namespace with
 # loopback alone, every participant restricted to 127.0.0.1. They are #[ignore]d (the plain
 # `cargo test` above lists them as ignored) and fail when run outside one; here they run with
 # --include-ignored under unshare -n (ACRES_REQUIRE_NETNS=1 also makes the benches' skip a failure).
-echo "== DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
+step "DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
 cargo build --quiet -p acres_core -p acres_vehicle
 unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres_vehicle --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
-echo "== link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
+step "link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
 cargo build --quiet -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness
 unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres_bridge -- --include-ignored --test-threads=1'
 
@@ -84,15 +107,11 @@ unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_R
 # rclpy (rmw_fastrtps_cpp) against the core and vehicle nodes inside unshare -n (tests/ros/), and
 # the r2r backend (ros_pkgs/acres_ros_r2r) built and tested against the nodes. About 5 min cold
 # (the environment 71 s, the r2r build 160 s), under 1 min warm (docs/ros.md).
-echo "== real ROS 2: PyPI Jazzy, rosidl, rclpy against the nodes, r2r (tools/ros_test.sh)"
-ros_start=$(date +%s)
+step "real ROS 2: PyPI Jazzy, rosidl, rclpy against the nodes, r2r (tools/ros_test.sh)"
 tools/ros_test.sh
-echo "== real ROS 2 took $(( $(date +%s) - ros_start )) s"
 
 # With the ROS environment sourced (in a subshell: the rest keeps .venv's python3 first), so the
 # rosidl package acres_interfaces is built by colcon too and install/setup.sh is checked.
-echo "== ROS packages: package.xml (catkin_pkg), colcon list, colcon build with ROS sourced (acres_interfaces too)"
-colcon_start=$(date +%s)
+step "ROS packages: package.xml (catkin_pkg), colcon list, colcon build with ROS sourced (acres_interfaces too)"
 # shellcheck source=tools/ros_env.sh
 (. tools/ros_env.sh && ACRES_COLCON_ROS=1 tools/colcon_check.sh)
-echo "== colcon took $(( $(date +%s) - colcon_start )) s"
