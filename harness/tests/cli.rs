@@ -92,6 +92,7 @@ fn the_shipped_suite_runs_scores_validates_and_replays() {
     assert_eq!(table.lines().filter(|l| l.starts_with("t1_") || l.starts_with("t2_")).count(), 10);
     let o = harness(&["validate", &out]);
     assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(folded_scores_agree(Path::new(&out)), 10);
     for entry in std::fs::read_dir(&out).unwrap() {
         let folder = entry.unwrap().path();
         let o = harness(&["replay", &folder.display().to_string(), "--out", &tmp.path("replay")]);
@@ -152,6 +153,7 @@ fn the_t1_tier_succeeds_in_text_and_visual_modes_and_classical_where_it_can() {
         args.extend(t1.iter().map(String::as_str));
         let o = harness(&args);
         assert!(o.status.success(), "{mode}: {}", text(&o));
+        assert_eq!(folded_scores_agree(Path::new(&out)), 5);
     }
     let out = tmp.path("classical");
     let o =
@@ -165,6 +167,7 @@ fn the_t1_tier_succeeds_in_text_and_visual_modes_and_classical_where_it_can() {
     }
     assert_eq!(o.status.code(), Some(1));
     assert!(Path::new(&out).join("t1_01_one_field__classical__none").join("run.jsonl").is_file());
+    assert_eq!(folded_scores_agree(Path::new(&out)), 10);
 }
 
 #[test]
@@ -320,4 +323,41 @@ fn secret_environment_values_never_reach_the_run_folder() {
         .unwrap();
     assert!(!rows.contains(secret));
     assert!(rows.contains("[redacted]"));
+}
+
+/// For every run folder below `out`: the score folded from its rows before the end row
+/// (`ScoreFold`, what `score` shows for an unfinished run) equals the end row's score in every
+/// part the rows carry. Returns the number of folders checked.
+fn folded_scores_agree(out: &Path) -> usize {
+    use acres_harness::runfolder::rows::Row;
+    use acres_harness::runfolder::score::ScoreFold;
+    let mut n = 0;
+    for entry in std::fs::read_dir(out).unwrap() {
+        let folder = entry.unwrap().path();
+        let text = std::fs::read_to_string(folder.join("run.jsonl")).unwrap();
+        let rows: Vec<Row> = text.lines().map(|l| Row::decode(l).unwrap()).collect();
+        let Some(Row::Run(run)) = rows.first() else { panic!("{}: no run row", folder.display()) };
+        let Some(Row::End(end)) = rows.last() else { panic!("{}: no end row", folder.display()) };
+        let mut fold = ScoreFold::new(run.profile);
+        rows[..rows.len() - 1].iter().for_each(|r| fold.row(r));
+        let (f, e) = (fold.score(), &end.score);
+        let parts = |s: &acres_harness::runfolder::rows::Score| {
+            (
+                s.wake_ups,
+                s.tool_calls,
+                s.refused_plans,
+                s.interventions,
+                s.tokens,
+                s.usage,
+                s.usd.to_bits(),
+                s.fallback_protocol,
+                s.pictures_dropped,
+                s.model_errors,
+                s.reasoning_logged,
+            )
+        };
+        assert_eq!(parts(&f), parts(e), "{}: the folded score differs from the end row's", folder.display());
+        n += 1;
+    }
+    n
 }

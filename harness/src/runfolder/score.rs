@@ -109,46 +109,85 @@ pub fn load_scores(path: &Path) -> Vec<ScoreLine> {
     lines
 }
 
+/// The score of a run folded from its rows, one row at a time: what `score` shows for a folder
+/// without an end row (end `incomplete`). The rows give the mission time reached, wake-ups,
+/// tool calls, refused plans, interventions, tokens, cost, repairs, model errors and the
+/// reasoning's state, each equal to the end row's (`harness/tests/cli.rs` checks every shipped
+/// run); the rest of a score (the charged time, result codes, reminders, schema errors, fuel,
+/// scouted fields) needs facts the rows do not carry, so a folded score leaves it at zero.
+#[derive(Debug, Clone)]
+pub struct ScoreFold {
+    score: Score,
+    text_replies: u64,
+    hidden_replies: u64,
+}
+
+impl ScoreFold {
+    /// An empty fold for a run of `profile`.
+    pub fn new(profile: Profile) -> Self {
+        ScoreFold {
+            score: Score { profile, end: EndCode::Incomplete, ..Score::default() },
+            text_replies: 0,
+            hidden_replies: 0,
+        }
+    }
+
+    /// Folds one row in.
+    pub fn row(&mut self, row: &Row) {
+        let s = &mut self.score;
+        s.time_s = s.time_s.max(row.t());
+        match row {
+            Row::Wake(_) => s.wake_ups += 1,
+            Row::Tool(t) => {
+                s.tool_calls += 1;
+                s.interventions += u64::from(t.name == "ask_operator" && !t.error);
+            }
+            Row::PlanCheck(p) => s.refused_plans += u64::from(!p.accepted),
+            Row::ModelError(e) => {
+                s.model_errors += 1;
+                s.fallback_protocol += e.repairs.fallback_protocol;
+                s.pictures_dropped += e.repairs.pictures_dropped;
+            }
+            Row::ModelReply(reply) => {
+                let u = reply.usage;
+                s.tokens += u.total();
+                s.usage.input_tokens += u.input_tokens;
+                s.usage.output_tokens += u.output_tokens;
+                s.usage.cache_read_tokens += u.cache_read_tokens;
+                s.usage.cache_write_tokens += u.cache_write_tokens;
+                s.usd += reply.usd;
+                s.fallback_protocol += reply.repairs.fallback_protocol;
+                s.pictures_dropped += reply.repairs.pictures_dropped;
+                self.text_replies += u64::from(reply.reasoning.is_some());
+                self.hidden_replies += u64::from(reply.reasoning_hidden);
+            }
+            _ => {}
+        }
+    }
+
+    /// The score folded so far.
+    pub fn score(&self) -> Score {
+        let mut s = self.score.clone();
+        s.reasoning_logged = ReasoningLogged::of(self.text_replies, self.hidden_replies);
+        s
+    }
+}
+
 /// The score line of one folder, or `None` without a readable run row.
 fn load_one(folder: &Path, name: String) -> Option<ScoreLine> {
     let text = fs::read(folder.join(RUN_FILE)).ok()?;
     let text = String::from_utf8_lossy(&text);
     let mut rows = text.lines().filter_map(|line| Row::decode(line).ok());
     let Some(Row::Run(run)) = rows.next() else { return None };
-    let mut partial = Score { profile: run.profile, end: EndCode::Incomplete, ..Score::default() };
+    let mut fold = ScoreFold::new(run.profile);
     let mut last = None;
-    let (mut text_replies, mut hidden_replies) = (0, 0);
     for row in rows {
-        partial.time_s = partial.time_s.max(row.t());
-        match &row {
-            Row::Wake(_) => partial.wake_ups += 1,
-            Row::Tool(_) => partial.tool_calls += 1,
-            Row::ModelError(e) => {
-                partial.model_errors += 1;
-                partial.fallback_protocol += e.repairs.fallback_protocol;
-                partial.pictures_dropped += e.repairs.pictures_dropped;
-            }
-            Row::ModelReply(reply) => {
-                let u = reply.usage;
-                partial.tokens += u.total();
-                partial.usage.input_tokens += u.input_tokens;
-                partial.usage.output_tokens += u.output_tokens;
-                partial.usage.cache_read_tokens += u.cache_read_tokens;
-                partial.usage.cache_write_tokens += u.cache_write_tokens;
-                partial.usd += reply.usd;
-                partial.fallback_protocol += reply.repairs.fallback_protocol;
-                partial.pictures_dropped += reply.repairs.pictures_dropped;
-                text_replies += u64::from(reply.reasoning.is_some());
-                hidden_replies += u64::from(reply.reasoning_hidden);
-            }
-            _ => {}
-        }
+        fold.row(&row);
         last = Some(row);
     }
-    partial.reasoning_logged = ReasoningLogged::of(text_replies, hidden_replies);
     let score = match last {
         Some(Row::End(end)) => end.score,
-        _ => partial,
+        _ => fold.score(),
     };
     Some(ScoreLine {
         folder: name,
