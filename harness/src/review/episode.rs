@@ -14,6 +14,7 @@
 //!
 //! A `.part` file (a run in progress, or a killed one) is read up to its last complete chunk.
 
+use acres_vehicle::scan::ScanConfig;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -169,6 +170,8 @@ pub fn read(path: &Path) -> Result<EpisodeWorld, String> {
     let mut topics: HashMap<u16, Topic> = HashMap::new();
     // The LiDAR's mount ahead of base_link, m (the default until /tf_static says).
     let mut mount = [acres_core::lidar::LidarConfig::default().mount_forward_m, 0.0];
+    // Its height above ground, m: the scan of a cloud keeps points from 0.3 m above ground.
+    let mut scan_cfg = ScanConfig::for_mount(acres_core::lidar::LidarConfig::default().mount_height_m);
     // The latest /odom: its time and bytes (decoded only for a scan kept).
     let mut odom: (u64, Vec<u8>) = (u64::MAX, Vec::new());
     let step_ns = (RETURNS_EVERY_S * 1e9) as u64;
@@ -200,6 +203,7 @@ pub fn read(path: &Path) -> Result<EpisodeWorld, String> {
                 if let Ok(tf) = TFMessage::decode(&m.data) {
                     if let Some(l) = tf.transforms.iter().find(|t| t.child_frame_id == "lidar") {
                         mount = [l.transform.translation.x, l.transform.translation.y];
+                        scan_cfg = ScanConfig::for_mount(l.transform.translation.z);
                     }
                 }
             }
@@ -217,7 +221,7 @@ pub fn read(path: &Path) -> Result<EpisodeWorld, String> {
                         have_scan = true;
                         LaserScan::decode(&m.data).ok().map(|s| scan_ranges(&s))
                     }
-                    _ => PointCloud2::decode(&m.data).ok().map(|c| cloud_ranges(&c)),
+                    _ => PointCloud2::decode(&m.data).ok().map(|c| cloud_ranges(&c, &scan_cfg)),
                 };
                 let pose = (odom.0 == t_ns).then(|| Odometry::decode(&odom.1).ok()).flatten().map(|o| Pose {
                     x: o.pose.pose.position.x,
@@ -270,8 +274,9 @@ fn scan_ranges(s: &LaserScan) -> Vec<(f32, f32)> {
         .collect()
 }
 
-/// A cloud through the scan function: its bins' bearings and ranges (finite only).
-fn cloud_ranges(c: &PointCloud2) -> Vec<(f32, f32)> {
+/// A cloud through the scan function (`cfg`: the recorded mount's): its bins' bearings and
+/// ranges (finite only).
+fn cloud_ranges(c: &PointCloud2, cfg: &ScanConfig) -> Vec<(f32, f32)> {
     let offset = |name: &str| c.fields.iter().find(|f| f.name == name).map(|f| f.offset as usize);
     let (Some(ox), Some(oy), Some(oz)) = (offset("x"), offset("y"), offset("z")) else {
         return Vec::new();
@@ -285,7 +290,7 @@ fn cloud_ranges(c: &PointCloud2) -> Vec<(f32, f32)> {
     };
     let points: Vec<[f32; 4]> =
         c.data.chunks_exact(step).map(|p| [f(p, ox), f(p, oy), f(p, oz), 0.0]).collect();
-    let scan = acres_vehicle::scan::scan(&points, &acres_vehicle::scan::ScanConfig::default());
+    let scan = acres_vehicle::scan::scan(&points, cfg);
     scan.ranges_m
         .iter()
         .enumerate()
