@@ -278,14 +278,9 @@ fn a_killed_run_leaves_a_folder_that_validate_reports_incomplete() {
         .spawn()
         .unwrap();
     let run_file = Path::new(&out).join("t1_01_one_field__checked__scripted/run.jsonl");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while std::time::Instant::now() < deadline {
-        let rows = std::fs::read_to_string(&run_file).map(|t| t.lines().count()).unwrap_or(0);
-        if rows > 100 {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let rows = || std::fs::read_to_string(&run_file).map(|t| t.lines().count()).unwrap_or(0);
+    let ms = std::time::Duration::from_millis;
+    support::poll(ms(20_000), ms(20), || (rows() > 100).then_some(()));
     child.kill().unwrap();
     let _ = child.wait();
     let o = harness(&["validate", &out]);

@@ -231,10 +231,9 @@ fn a_run_killed_with_sigkill_leaves_recordings_the_readers_recover_up_to_the_kil
     let mut child = Child(child);
     let folder = out.join("t2_08_two_stops_and_a_deadline__checked__scripted");
     let run_file = folder.join("run.jsonl");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline && last_pose_t(&run_file) < 60.0 {
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    support::poll(Duration::from_secs(60), Duration::from_millis(50), || {
+        (last_pose_t(&run_file) >= 60.0).then_some(())
+    });
     child.0.kill().unwrap(); // SIGKILL
     child.0.wait().unwrap();
     let killed_at_s = last_pose_t(&run_file);
