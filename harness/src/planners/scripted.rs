@@ -19,7 +19,7 @@ use crate::planners::wake::parse_detail;
 
 /// Seconds to wait before looking again at returns on the route.
 pub const WAIT_S: f64 = 20.0;
-pub use crate::planners::planning::GIVE_UP_S;
+use crate::planners::planning::GIVE_UP_S;
 
 /// The scripted model configuration.
 #[derive(Debug, Clone)]

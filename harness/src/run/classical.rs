@@ -40,7 +40,7 @@ pub const RECOVERY_OPTIONS: [&str; 4] = [
 
 /// One wait before looking at the route again, s.
 pub const RETRY_WAIT_S: f64 = 30.0;
-pub use crate::planners::planning::GIVE_UP_S;
+use crate::planners::planning::GIVE_UP_S;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 enum Phase {

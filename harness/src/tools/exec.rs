@@ -326,10 +326,14 @@ fn plan(st: &mut RunState, a: &PlanArgs) -> ToolOutcome {
     ok(verdict)
 }
 
+/// A refused plan's verdict.
+fn refuse(source: &str, reason: &str, text: String) -> Value {
+    json!({"accepted": false, "source": source, "reason": reason, "counterexample": text})
+}
+
 /// The verdict of a plan; accepting it makes it the run's plan.
 fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
     let map = st.sc.map_data.clone();
-    let refuse = |source: &str, reason: &str, text: String| json!({"accepted": false, "source": source, "reason": reason, "counterexample": text});
     // A refusal about one field names it in "field".
     let refuse_field = |source: &str, reason: &str, text: String, field: &str| {
         let mut v = refuse(source, reason, text);
@@ -373,7 +377,6 @@ fn verdict(st: &mut RunState, visits: &[String], return_home: bool) -> Value {
 /// The verdict of a plan the plan checker passed, with its legs costed: refused for the
 /// deadline or the fuel limit, else accepted and made the run's plan.
 fn checked_plan(st: &mut RunState, visits: &[String], return_home: bool, legs: Vec<LegEstimate>) -> Value {
-    let refuse = |source: &str, reason: &str, text: String| json!({"accepted": false, "source": source, "reason": reason, "counterexample": text});
     let time: f64 = legs.iter().map(|l| l.planned_time_s).sum();
     let energy: f64 = legs.iter().map(|l| l.planned_energy_mj).sum();
     let t = st.t();
