@@ -52,6 +52,15 @@ impl Usage {
     }
 }
 
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, u: Usage) {
+        self.input_tokens += u.input_tokens;
+        self.output_tokens += u.output_tokens;
+        self.cache_read_tokens += u.cache_read_tokens;
+        self.cache_write_tokens += u.cache_write_tokens;
+    }
+}
+
 /// The repairs of one model call (each is counted in the score).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::Loop;
 use crate::clock::wall_now;
-use crate::runfolder::rows::{EndCode, EndRow, ReasoningLogged, Row, Score, Usage};
+use crate::runfolder::rows::{EndCode, EndRow, ReasoningLogged, Row, Score};
 
 /// A vehicle within this distance of home, standing, is at home, m.
 pub const HOME_TOLERANCE_M: f64 = 10.0;
@@ -119,13 +119,8 @@ impl Loop<'_> {
             refused_plans: c.refused_plans,
             wake_ups: c.wake_ups,
             tool_calls: c.tool_calls,
-            tokens: c.tokens,
-            usage: Usage {
-                input_tokens: c.input_tokens,
-                output_tokens: c.output_tokens,
-                cache_read_tokens: c.cache_read_tokens,
-                cache_write_tokens: c.cache_write_tokens,
-            },
+            tokens: c.usage.total(),
+            usage: c.usage,
             usd: c.usd,
             interventions: c.interventions,
             reasoning_logged: ReasoningLogged::of(c.reasoning_replies, c.hidden_reasoning_replies),

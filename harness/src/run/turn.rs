@@ -135,7 +135,7 @@ impl Loop<'_> {
             return Some(EndCode::LimitModelCalls);
         }
         let est = session.estimate(blocks);
-        if c.tokens + est.total() > self.limits.tokens || c.usd + session.usd(&est) > self.limits.usd {
+        if c.usage.total() + est.total() > self.limits.tokens || c.usd + session.usd(&est) > self.limits.usd {
             return Some(EndCode::Budget);
         }
         None
@@ -190,11 +190,7 @@ impl Loop<'_> {
         let usd = self.session.as_deref().map_or(0.0, |s| s.usd(&reply.usage));
         let c = &mut self.st.counters;
         c.usd += usd;
-        c.tokens += reply.usage.total();
-        c.input_tokens += reply.usage.input_tokens;
-        c.output_tokens += reply.usage.output_tokens;
-        c.cache_read_tokens += reply.usage.cache_read_tokens;
-        c.cache_write_tokens += reply.usage.cache_write_tokens;
+        c.usage += reply.usage;
         add_repairs(c, &reply.repairs);
         if reply.reasoning.is_some() {
             c.reasoning_replies += 1;

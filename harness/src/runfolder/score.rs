@@ -151,10 +151,7 @@ impl ScoreFold {
             Row::ModelReply(reply) => {
                 let u = reply.usage;
                 s.tokens += u.total();
-                s.usage.input_tokens += u.input_tokens;
-                s.usage.output_tokens += u.output_tokens;
-                s.usage.cache_read_tokens += u.cache_read_tokens;
-                s.usage.cache_write_tokens += u.cache_write_tokens;
+                s.usage += u;
                 s.usd += reply.usd;
                 s.fallback_protocol += reply.repairs.fallback_protocol;
                 s.pictures_dropped += reply.repairs.pictures_dropped;

@@ -249,7 +249,7 @@ fn read_budget(st: &mut RunState, t: f64) -> ToolOutcome {
         "energy_is": "an estimate from the cost tables",
         "wake_ups": c.wake_ups, "wake_ups_left": u64::from(l.wake_ups).saturating_sub(c.wake_ups),
         "tool_calls": c.tool_calls, "tool_calls_left": u64::from(l.tool_calls).saturating_sub(c.tool_calls),
-        "charged_s": round(c.charged_s, 1), "tokens": c.tokens, "usd": round(c.usd, 4),
+        "charged_s": round(c.charged_s, 1), "tokens": c.usage.total(), "usd": round(c.usd, 4),
     }))
 }
 

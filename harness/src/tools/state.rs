@@ -11,6 +11,7 @@ use crate::planners::planning::costs::{CostTable, PLANNED_ENERGY_FACTOR, PLANNED
 use acres_farm::geom::{Pose, Vec2};
 use acres_farm::route::{leg_path, LaneGraph, Leg};
 
+use crate::planners::interface::Usage;
 use crate::runfolder::recording::bag::BagError;
 use crate::runfolder::recording::Recorder;
 use crate::runfolder::rows::{FrameRow, Mode, Profile, Row, View as RowView};
@@ -94,8 +95,6 @@ pub struct Counters {
     pub tool_calls: u64,
     /// Refused plans.
     pub refused_plans: u64,
-    /// Tokens: input, output, cache read and write.
-    pub tokens: u64,
     /// USD.
     pub usd: f64,
     /// ask_operator uses.
@@ -120,14 +119,8 @@ pub struct Counters {
     pub reasoning_replies: u64,
     /// Replies whose model reasoned without giving the text.
     pub hidden_reasoning_replies: u64,
-    /// Input tokens (not cached).
-    pub input_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-    /// Input tokens read from the cache.
-    pub cache_read_tokens: u64,
-    /// Input tokens written to the cache.
-    pub cache_write_tokens: u64,
+    /// The tokens of every reply, by kind (their sum: `usage.total()`).
+    pub usage: Usage,
 }
 
 /// What the mission is now (a part of [`RunState`]).
