@@ -79,9 +79,8 @@ impl std::fmt::Debug for LinkOptions {
 /// What the scenario fixes for the link world.
 struct Fixed {
     dt_s: f64,
-    mount_forward_m: f64,
     shield: Vec<ShieldRule>,
-    /// The LiDAR's geometry (the scenario's), for the recording.
+    /// The LiDAR's geometry (the scenario's): the sensor's mount, and the recording's.
     lidar: Option<acres_core::lidar::LidarConfig>,
 }
 
@@ -142,7 +141,6 @@ impl LinkWorld {
             session,
             fixed: Fixed {
                 dt_s: wc.dt_s,
-                mount_forward_m: wc.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m),
                 shield: acres_vehicle::shield::Shield::new(opts.shield).rules(),
                 lidar: wc.lidar.clone(),
             },
@@ -394,7 +392,7 @@ impl WorldPort for LinkWorld {
     }
     fn sensor_pose(&self) -> Pose {
         let p = self.now.vehicle.pose;
-        let s = p.to_map(Vec2::new(self.fixed.mount_forward_m, 0.0));
+        let s = p.to_map(Vec2::new(self.fixed.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m), 0.0));
         Pose { x: s.x, y: s.y, yaw: p.yaw }
     }
     fn ahead_m(&self) -> f64 {
