@@ -161,9 +161,7 @@ pub struct ModelErrorWake {
 /// A pending wake-up.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Wake {
-    /// The reason.
-    pub reason: WakeReason,
-    /// The details (the JSON line of the message).
+    /// The details (the JSON line of the message); they say the reason.
     pub detail: WakeDetail,
 }
 
@@ -178,7 +176,12 @@ struct Line<'a> {
 impl Wake {
     /// A wake-up; its reason follows from the details.
     pub fn new(detail: WakeDetail) -> Self {
-        let reason = match &detail {
+        Wake { detail }
+    }
+
+    /// Why the planner is woken.
+    pub fn reason(&self) -> WakeReason {
+        match &self.detail {
             WakeDetail::Start(_) => WakeReason::Start,
             WakeDetail::SkillEnded(_) => WakeReason::SkillEnded,
             WakeDetail::ReturnsOnRoute(_) => WakeReason::ReturnsOnRoute,
@@ -187,19 +190,18 @@ impl Wake {
             WakeDetail::Request(_) => WakeReason::Request,
             WakeDetail::TimerAt(_) | WakeDetail::Period(_) => WakeReason::Timer,
             WakeDetail::ModelError(_) => WakeReason::ModelError,
-        };
-        Wake { reason, detail }
+        }
     }
 
     /// The JSON line of the message.
     pub fn line(&self) -> String {
-        serde_json::to_string(&Line { reason: self.reason, detail: &self.detail })
+        serde_json::to_string(&Line { reason: self.reason(), detail: &self.detail })
             .expect("wake details are plain data")
     }
 
     /// The message text of wake-up `n` at mission time `t_s`.
     pub fn message(&self, n: u64, t_s: f64) -> String {
-        let head = match self.reason {
+        let head = match self.reason() {
             WakeReason::Start => "The run starts.",
             WakeReason::SkillEnded => "A skill ended.",
             WakeReason::ReturnsOnRoute => {
@@ -211,7 +213,7 @@ impl Wake {
             WakeReason::Timer => "A timer went off.",
             WakeReason::ModelError => "The last model call gave no reply.",
         };
-        format!("Wake-up {n} ({}) at t = {t_s:.1} s. {head}\n{}", self.reason.as_str(), self.line())
+        format!("Wake-up {n} ({}) at t = {t_s:.1} s. {head}\n{}", self.reason().as_str(), self.line())
     }
 }
 

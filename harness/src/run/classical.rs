@@ -73,7 +73,7 @@ impl Classical {
 
     /// The start wake-up: plan, then the first skill.
     pub fn on_wake(&mut self, st: &mut RunState, w: &Wake) {
-        if w.reason != WakeReason::Start || self.phase != Phase::Start {
+        if w.reason() != WakeReason::Start || self.phase != Phase::Start {
             return;
         }
         let plan = plan_within_limits(&st.sc.fields, &st.costs.table, st.sc.deadline_s, st.sc.fuel_limit_mj);

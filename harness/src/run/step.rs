@@ -306,7 +306,7 @@ impl Loop<'_> {
             leg: leg.clone(),
         }));
         // One wake-up for a burst of cells: skip when one is already waiting.
-        if self.due.wakes.iter().any(|w| w.reason == WakeReason::ReturnsOnRoute) {
+        if self.due.wakes.iter().any(|w| w.reason() == WakeReason::ReturnsOnRoute) {
             return;
         }
         self.due.wakes.push_back(Wake::new(WakeDetail::ReturnsOnRoute(ReturnsWake {

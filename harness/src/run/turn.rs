@@ -47,7 +47,7 @@ impl Loop<'_> {
             t,
             wall: wall_now(),
             n,
-            reason: w.reason,
+            reason: w.reason(),
             message,
             frame: frame_id,
         }));
