@@ -11,6 +11,7 @@ use serde_json::Value;
 use acres_vehicle::{SkillKind, SkillRequest};
 
 use super::check_arguments;
+use super::picture::Around;
 use crate::runfolder::rows::ToolDef;
 
 /// A tool call with its arguments, checked and typed.
@@ -42,18 +43,6 @@ pub enum LookView {
     Compare,
 }
 
-/// What a zoom centres on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AroundArg {
-    /// The vehicle.
-    Vehicle,
-    /// Home.
-    Home,
-    /// The scene's site (e.g. a blocked place).
-    Site,
-}
-
 /// The `region` of `look`, as given (the checker decides which form it is).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,7 +50,7 @@ pub struct RegionArg {
     /// A field's bounding box.
     pub field: Option<String>,
     /// A circle around the vehicle, home or the site.
-    pub around: Option<AroundArg>,
+    pub around: Option<Around>,
     /// A circle's centre, east, m.
     pub x: Option<f64>,
     /// A circle's centre, north, m.

@@ -9,7 +9,7 @@ use acres_vehicle::SkillKind;
 use crate::runfolder::rows::{
     Mode, NoteRow, PlanCheckRow, PlanSource, Profile, Row, ToolDef, View as RowView,
 };
-use crate::tools::call::{AroundArg, Call, DispatchArgs, LookArgs, LookView, PlanArgs, ReadWhat, RegionArg};
+use crate::tools::call::{Call, DispatchArgs, LookArgs, LookView, PlanArgs, ReadWhat, RegionArg};
 use crate::tools::picture::{self, Around, Region, View};
 use crate::tools::state::{round, AcceptedPlan, Frame, LegEstimate, RunState};
 use crate::world::knowledge::cell_center;
@@ -103,16 +103,11 @@ fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
         View::Map
     } else {
         let around_vehicle =
-            RegionArg { field: None, around: Some(AroundArg::Vehicle), x: None, y: None, radius_m: None };
+            RegionArg { field: None, around: Some(Around::Vehicle), x: None, y: None, radius_m: None };
         let r = a.region.as_ref().unwrap_or(&around_vehicle);
         let region = if let Some(f) = &r.field {
             Region::Field(f.clone())
-        } else if let Some(around) = r.around {
-            let what = match around {
-                AroundArg::Home => Around::Home,
-                AroundArg::Site => Around::Site,
-                AroundArg::Vehicle => Around::Vehicle,
-            };
+        } else if let Some(what) = r.around {
             Region::Around { what, radius_m: r.radius_m }
         } else if let (Some(x), Some(y)) = (r.x, r.y) {
             Region::Circle { x, y, radius_m: r.radius_m.unwrap_or(picture::DEFAULT_RADIUS_M) }

@@ -126,14 +126,6 @@ impl<'w> Sensed<'w> {
     pub fn of(world: &'w dyn WorldPort) -> Self {
         Sensed(world)
     }
-    /// The control step, s.
-    pub fn dt_s(&self) -> f64 {
-        self.0.dt_s()
-    }
-    /// Mission time, s.
-    pub fn t_s(&self) -> f64 {
-        self.0.t_s()
-    }
     /// The vehicle's odometry.
     pub fn vehicle(&self) -> VehicleView {
         self.0.vehicle()

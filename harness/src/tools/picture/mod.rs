@@ -66,8 +66,9 @@ pub const MIN_RADIUS_M: f64 = 5.0;
 /// The largest radius of a zoom, m.
 pub const MAX_RADIUS_M: f64 = 5000.0;
 
-/// What a zoom is centred on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a zoom is centred on (also the `around` of `look`'s region, in snake_case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Around {
     /// The vehicle's position.
     Vehicle,
