@@ -1,16 +1,18 @@
 //! A wake-up: the tool loop with the planner, every limit of a wake-up, and the charging of each
 //! call's time on the mission clock.
 
+use acres_farm::geom::Vec2;
 use serde_json::json;
 
 use super::Loop;
 use crate::clock::wall_now;
-use crate::planners::wake::Wake;
+use crate::planners::wake::{Wake, WakeDetail};
 use crate::planners::{Block, CallCtx, CallEvent, ModelError, Reply};
 use crate::runfolder::rows::{
     Block as RowBlock, BlockKind, EndCode, Mode, ModelErrorRow, ModelReplyRow, ModelRetryRow, ModelSendRow,
     ModelWaitRow, Repairs, Row, Stop, ToolRow, WakeRow,
 };
+use crate::tools::picture::Inset;
 
 /// The reminder sent after an empty reply.
 pub const REMINDER: &str =
@@ -38,7 +40,7 @@ impl Loop<'_> {
         let mut blocks = vec![Block::Text(message.clone())];
         let mut frame_id = None;
         if matches!(self.opts.mode, Mode::Visual | Mode::Checked) {
-            if let Ok(f) = self.st.picture(crate::tools::picture::View::Map, None) {
+            if let Ok(f) = self.st.picture(crate::tools::picture::View::Map, None, inset_of(&w)) {
                 frame_id = Some(f.id.clone());
                 blocks.push(Block::Image { frame: f.id, png: f.png });
             }
@@ -322,3 +324,28 @@ fn row_blocks(blocks: &[Block]) -> Vec<RowBlock> {
         })
         .collect()
 }
+
+/// The inset of a wake-up's picture: the cells on the route of a `returns_on_route` wake-up (or on
+/// the plan's legs, or the new ones); `None` (the vehicle) for every other reason.
+fn inset_of(w: &Wake) -> Option<Inset> {
+    let WakeDetail::ReturnsOnRoute(r) = &w.detail else { return None };
+    let plan: Vec<[f64; 2]> = r.on_plan.iter().map(|c| [c.x, c.y]).collect();
+    let cells = [&r.on_route_cells, &plan, &r.new_cells].into_iter().find(|c| !c.is_empty())?;
+    let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
+    for c in cells {
+        for k in 0..2 {
+            lo[k] = lo[k].min(c[k]);
+            hi[k] = hi[k].max(c[k]);
+        }
+    }
+    let centre = Vec2::new((lo[0] + hi[0]) / 2.0, (lo[1] + hi[1]) / 2.0);
+    let span_m = (hi[0] - lo[0]).max(hi[1] - lo[1]) + RETURNS_INSET_MARGIN_M;
+    Some(Inset { centre, span_m, m_per_px: RETURNS_INSET_M_PER_PX, title: "inset: returns on route".into() })
+}
+
+/// The margin around the cells of a `returns_on_route` inset, m (both sides together).
+const RETURNS_INSET_MARGIN_M: f64 = 20.0;
+
+/// The scale of a `returns_on_route` inset, m/px: a truck's face seen from 35 m (four returns,
+/// 2.5 m) covers about 60 px.
+const RETURNS_INSET_M_PER_PX: f64 = 0.25;

@@ -11,7 +11,7 @@ use crate::runfolder::rows::{
 };
 use crate::tools::call::{Call, DispatchArgs, LookArgs, LookView, PlanArgs, ReadWhat, RegionArg};
 use crate::tools::picture::{self, Around, Region, View};
-use crate::tools::state::{round, AcceptedPlan, Frame, LegEstimate, RunState};
+use crate::tools::state::{round, AcceptedPlan, Frame, Geometry, LegEstimate, RunState};
 use crate::world::knowledge::cell_center;
 
 /// The outcome of one tool call.
@@ -86,7 +86,13 @@ fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
         };
         let id = format!("f{:04}", st.memory.frames.len() + 1);
         let region = Some(json!({"frame": a, "other_frame": b}));
-        return match st.store_frame(id, png, RowView::Compare, region, fa.view_box, fa.m_per_px) {
+        return match st.store_frame(
+            id,
+            png,
+            RowView::Compare,
+            region,
+            Geometry { view_box: fa.view_box, m_per_px: fa.m_per_px, inset: None },
+        ) {
             Ok(f) => with_image(frame_result(&f), f),
             Err(e) => err(e),
         };
@@ -116,14 +122,18 @@ fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
         };
         View::Zoom(region)
     };
-    match st.picture(pview, a.region_given.clone()) {
+    match st.picture(pview, a.region_given.clone(), None) {
         Ok(f) => with_image(frame_result(&f), f),
         Err(e) => err(e),
     }
 }
 
 fn frame_result(f: &Frame) -> Value {
-    json!({"frame": f.id, "t_s": round(f.t_s, 1), "view": f.view.as_str(), "view_box": f.view_box.map(|v| round(v, 1)), "m_per_px": round(f.m_per_px, 3)})
+    let mut out = json!({"frame": f.id, "t_s": round(f.t_s, 1), "view": f.view.as_str(), "view_box": f.view_box.map(|v| round(v, 1)), "m_per_px": round(f.m_per_px, 3)});
+    if let Some((view_box, m_per_px)) = f.inset {
+        out["inset"] = json!({"view_box": view_box.map(|v| round(v, 1)), "m_per_px": round(m_per_px, 3)});
+    }
+    out
 }
 
 fn with_image(result: Value, f: Frame) -> ToolOutcome {

@@ -17,10 +17,13 @@ use crate::runfolder::recording::Recorder;
 use crate::runfolder::rows::{FrameRow, Mode, Profile, Row, View as RowView};
 use crate::runfolder::writer::RunWriter;
 use crate::scenario::Scenario;
-use crate::tools::picture::{self, Scene, View};
+use crate::tools::picture::{self, Inset, Scene, View};
 use crate::world::knowledge::{cell_center, scan_points, Knowledge};
 use crate::world::{Sensed, Truth, WorldPort};
 use acres_vehicle::{Reply, SkillRequest};
+
+/// The side an inset around the vehicle holds whole, m.
+pub const VEHICLE_INSET_M: f64 = 60.0;
 
 /// A read of a truth value in the vehicle profile.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -67,6 +70,20 @@ pub struct Frame {
     pub view_box: [f64; 4],
     /// Metres per pixel.
     pub m_per_px: f64,
+    /// The inset's view box and metres per pixel (a map picture's), or `None`.
+    pub inset: Option<([f64; 4], f64)>,
+}
+
+/// Where a stored frame's pixels are on the map: the view box and scale of its map area, and its
+/// inset's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Geometry {
+    /// `[min_x, min_y, max_x, max_y]` of the map area, m.
+    pub view_box: [f64; 4],
+    /// Metres per pixel of the map area.
+    pub m_per_px: f64,
+    /// The inset's view box and metres per pixel, or `None`.
+    pub inset: Option<([f64; 4], f64)>,
 }
 
 /// The start of a planned leg that begins off the cost table (the vehicle's position): its key is
@@ -383,8 +400,14 @@ impl<'a> RunState<'a> {
     }
 
     /// A picture of the run's state: renders, writes `frames/<id>.png` and its row, and keeps it
-    /// in the visual memory.
-    pub fn picture(&mut self, view: View, region: Option<Value>) -> Result<Frame, String> {
+    /// in the visual memory. A [`View::Map`] gets an inset: `focus`, or else one around the
+    /// vehicle.
+    pub fn picture(
+        &mut self,
+        view: View,
+        region: Option<Value>,
+        focus: Option<Inset>,
+    ) -> Result<Frame, String> {
         let id = format!("f{:04}", self.memory.frames.len() + 1);
         let map = self.sc.map_data.clone();
         let mut scene = Scene::new(&map, view.clone());
@@ -404,6 +427,14 @@ impl<'a> RunState<'a> {
         scene.site = self.mission.site;
         scene.blocked = self.memory.knowledge.objects().into_iter().map(cell_center).collect();
         scene.highlight = self.mission.highlight.take();
+        scene.inset = focus.or_else(|| {
+            Some(Inset {
+                centre: scene.vehicle.pos(),
+                span_m: VEHICLE_INSET_M,
+                m_per_px: picture::INSET_M_PER_PX,
+                title: "inset: vehicle".into(),
+            })
+        });
         match self.profile {
             Profile::Vehicle => {
                 if let Some(s) = self.port.scan() {
@@ -429,7 +460,8 @@ impl<'a> RunState<'a> {
             View::Map => RowView::Map,
             View::Zoom(_) => RowView::Zoom,
         };
-        self.store_frame(id, pic.png, row_view, region, pic.view_box, pic.m_per_px)
+        let geom = Geometry { view_box: pic.view_box, m_per_px: pic.m_per_px, inset: pic.inset };
+        self.store_frame(id, pic.png, row_view, region, geom)
     }
 
     /// Writes a frame's file and row and keeps it in the visual memory.
@@ -439,9 +471,9 @@ impl<'a> RunState<'a> {
         png: Vec<u8>,
         view: RowView,
         region: Option<Value>,
-        view_box: [f64; 4],
-        m_per_px: f64,
+        geom: Geometry,
     ) -> Result<Frame, String> {
+        let Geometry { view_box, m_per_px, inset } = geom;
         let file = self.writer.write_frame(&id, &png).map_err(|e| format!("cannot write the frame: {e}"))?;
         let frame = Frame {
             id: id.clone(),
@@ -451,6 +483,7 @@ impl<'a> RunState<'a> {
             region: region.clone(),
             view_box,
             m_per_px,
+            inset,
         };
         self.log(Row::Frame(FrameRow {
             t: self.t(),

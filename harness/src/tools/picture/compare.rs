@@ -1,10 +1,11 @@
 //! The compare view: two earlier pictures side by side in one picture of the same size.
 //!
 //! Each input is decoded (any PNG colour type; alpha is laid over white). A picture made by
-//! [`render`](super::render) is recognised by its `tEXt` metadata: its map area is cut out and
-//! shrunk to 320 × 320 px, and the panel gets new tick labels, a scale bar and the metres per
-//! pixel at the new scale, so that both panels read as maps. Any other PNG is shrunk (or grown)
-//! whole to fit a 320 × 320 px cell. The band on top holds the title and the legend; each panel
+//! [`render`](super::render) is recognised by its `tEXt` metadata: its map area (without the
+//! inset of a map that has one) is cut out and shrunk to half its size, 320 px on its longer
+//! side, and the panel gets new tick labels, a scale bar and the metres per pixel at the new
+//! scale, so that both panels read as maps. Any other PNG is shrunk (or grown) whole to fit a
+//! 320 × 320 px cell. The band on top holds the title and the legend; each panel
 //! has its label and, when known, its frame, time and view above it.
 
 use tiny_skia::Pixmap;
@@ -142,20 +143,36 @@ fn panel(pix: &mut Pixmap, src: &Decoded, label: &str, tag: &str, left: u32) {
     let rendered = src.width == WIDTH && src.height == HEIGHT;
     match src.meta.view_box.filter(|_| rendered) {
         Some([x0, y0, x1, y1]) => {
-            let map = (0, BAND_PX, WIDTH, HEIGHT - BAND_PX);
-            resample(src, map, pix, (left, PANEL_TOP, PANEL_PX, PANEL_PX));
+            // The map's own part of the picture: the whole map area, or the map beside its inset
+            // (the larger side of the view box fills the area's 640 px).
+            let side = f64::from(WIDTH);
+            let (span_x, span_y) = (x1 - x0, y1 - y0);
+            let (w, h) = if span_x >= span_y {
+                (WIDTH, ((side * span_y / span_x).round() as u32).clamp(1, WIDTH))
+            } else {
+                (((side * span_x / span_y).round() as u32).clamp(1, WIDTH), WIDTH)
+            };
+            let (pw, ph) = ((w / 2).max(1), (h / 2).max(1));
+            resample(src, (0, BAND_PX, w, h), pix, (left, PANEL_TOP, pw, ph));
             let vp = Viewport {
                 left_px: left as f32,
                 top_px: PANEL_TOP as f32,
-                size_px: PANEL_PX as f32,
+                width_px: pw as f32,
+                height_px: ph as f32,
                 min_x: x0,
                 max_y: y1,
-                m_per_px: (x1 - x0) / f64::from(PANEL_PX),
+                m_per_px: span_x / f64::from(pw),
             };
             // Cover the shrunken frame labels of the original with light boxes, then draw the
             // frame again at the new scale with the original's grid lines.
-            let orig = Viewport { left_px: 0.0, top_px: BAND_PX as f32, size_px: WIDTH as f32, ..vp };
-            let orig = Viewport { m_per_px: (x1 - x0) / f64::from(WIDTH), ..orig };
+            let orig = Viewport {
+                left_px: 0.0,
+                top_px: BAND_PX as f32,
+                width_px: w as f32,
+                height_px: h as f32,
+                m_per_px: span_x / f64::from(w),
+                ..vp
+            };
             let (dx, dy) = (left as i32, PANEL_TOP as i32 - BAND_PX as i32 / 2);
             for b in frame::frame_boxes(&orig) {
                 let half =
@@ -163,7 +180,7 @@ fn panel(pix: &mut Pixmap, src: &Decoded, label: &str, tag: &str, left: u32) {
                 text::light_box(pix, half);
             }
             frame::frame(pix, &vp, frame::grid_step_m(&orig), &[]);
-            let below = (PANEL_TOP + PANEL_PX + 8) as f32;
+            let below = (PANEL_TOP + ph + 8) as f32;
             let bar_left = frame::scale_bar(pix, &vp, (left + PANEL_PX - 10) as f32, below);
             let mpp = format!("{} m/px", fmt_num(vp.m_per_px));
             let x = bar_left as i32 - 14 - text::width_px(&mpp, 1);

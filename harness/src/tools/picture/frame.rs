@@ -278,6 +278,40 @@ impl Key {
     }
 }
 
+/// Draws an inset on the rectangle of `vp`: `draw_area` draws the map area on a pixmap of the
+/// inset's own (so that nothing spills over the map beside it) with the given boxes left free of
+/// labels; then a title box in its top-left corner with `title`, the metres per pixel and a scale
+/// bar, and a border that sets it apart from the map.
+pub(crate) fn inset(
+    pix: &mut Pixmap,
+    vp: &Viewport,
+    title: &str,
+    draw_area: impl FnOnce(&mut Pixmap, &Viewport, &[BoxPx]),
+) {
+    let local = vp.at_origin();
+    let Some(mut own) = Pixmap::new(vp.width_px as u32, vp.height_px as u32) else { return };
+    let mpp = format!("{} m/px", fmt_num(vp.m_per_px));
+    let bar_px = vp.len_px(step_ceil(60.0 * vp.m_per_px)).round() as i32;
+    let scale_w = text::width_px(&mpp, 1) + 14 + bar_px;
+    let bx: BoxPx = (4, 4, 12 + text::width_px(title, 1).max(scale_w), 44);
+    draw_area(&mut own, &local, &[bx]);
+    text::light_box(&mut own, bx);
+    text::draw(&mut own, 8, 8, title, 1, pal::ROUTE);
+    text::draw(&mut own, 8, 28, &mpp, 1, pal::MUTED);
+    scale_bar(&mut own, &local, (8 + scale_w) as f32, 22.0);
+    pix.draw_pixmap(
+        vp.left_px as i32,
+        vp.top_px as i32,
+        own.as_ref(),
+        &tiny_skia::PixmapPaint::default(),
+        tiny_skia::Transform::identity(),
+        None,
+    );
+    let (l, t, r, b) = vp.rect_px();
+    fill_rect(pix, l, t - 1.0, r, t + 1.0, pal::INK, 1.0);
+    fill_rect(pix, l - 1.0, t, l + 1.0, b, pal::INK, 1.0);
+}
+
 /// The band over the map: the title (frame, time, view) at 2×, the scale, the metres per pixel
 /// and the legend in two rows at 1×.
 pub(crate) fn band(pix: &mut Pixmap, vp: &Viewport, head: &str, view: &str) {

@@ -3,7 +3,7 @@
 //! the highlighted place.
 //!
 //! Small things keep a minimum size in pixels so that they stay visible at map scale: the vehicle
-//! is at least 16 px long, a blocked cell at least 3 px, a return 2 px.
+//! is at least 16 px long, a blocked cell at least 3 px, a return 2 px (more at finer scales: see [`sensed`]).
 
 use acres_farm::geom::{Obb, Pose, Vec2};
 use acres_farm::HOME;
@@ -152,14 +152,30 @@ fn push_squares(pb: &mut PathBuilder, vp: &Viewport, pts: &[Vec2], side: f32) {
     }
 }
 
-/// LiDAR returns as small magenta dots and blocked 1 m cells as red squares.
+/// LiDAR returns as magenta dots and blocked 1 m cells as red squares. A return is 0.3 m, and at
+/// least 2 px (3 px at 1 m/px and finer, 4 px at 0.5 m/px and finer, so that the returns of a zoom
+/// or an inset read as a surface). Where a cell is 4 px or more, it is a red outline under the
+/// returns it was made from; else a filled square over them.
 pub(crate) fn sensed(pix: &mut Pixmap, vp: &Viewport, scene: &Scene) {
+    let least_px = if vp.m_per_px <= 0.5 {
+        4.0
+    } else if vp.m_per_px <= 1.0 {
+        3.0
+    } else {
+        2.0
+    };
+    let cell_px = vp.len_px(1.0).max(3.0);
+    let mut cells = PathBuilder::new();
+    push_squares(&mut cells, vp, &scene.blocked, cell_px);
+    if cell_px >= 4.0 {
+        stroke_with(pix, cells.clone(), pal::BLOCKED, 1.0, &stroke(1.5, None));
+    }
     let mut pb = PathBuilder::new();
-    push_squares(&mut pb, vp, &scene.returns, vp.len_px(0.3).clamp(2.0, 4.0));
+    push_squares(&mut pb, vp, &scene.returns, vp.len_px(0.3).clamp(least_px, least_px.max(4.0)));
     fill_with(pix, pb, pal::RETURNS, 1.0);
-    let mut pb = PathBuilder::new();
-    push_squares(&mut pb, vp, &scene.blocked, vp.len_px(1.0).max(3.0));
-    fill_with(pix, pb, pal::BLOCKED, 1.0);
+    if cell_px < 4.0 {
+        fill_with(pix, cells, pal::BLOCKED, 1.0);
+    }
 }
 
 /// The corners of a box in image pixels, grown about its centre to at least `min_len` ×

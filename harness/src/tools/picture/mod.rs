@@ -27,6 +27,18 @@
 //! [`render`] never fails and shows the whole map when the view is not valid, saying so in the
 //! title.
 //!
+//! # The inset
+//!
+//! A [`View::Map`] scene with an [`Inset`] (every wake-up's picture, and `look` with view `map`)
+//! shows the whole map just as high as it needs (a map wider than high; as wide, for one higher
+//! than wide) and, on the rest of the map area, an inset at [`Inset::m_per_px`] (or coarser when
+//! what it must hold does not fit) around [`Inset::centre`]: the vehicle at [`INSET_M_PER_PX`], or
+//! the cells on the route of a `returns_on_route` wake-up at 0.25 m/px. The inset has its own frame with coordinates, a title box with
+//! its scale bar and metres per pixel, and draws every layer the map draws; the band's scale and
+//! `m/px` stay those of the map. The default map fills 640 × 232 px at 2.5 m/px and the inset the
+//! 640 × 408 px below it. When the rest would be under 160 px, the map is drawn alone as without
+//! an inset.
+//!
 //! # Layout
 //!
 //! - `view`: the view box of a view, the metre ↔ pixel mapping, clipping.
@@ -65,6 +77,21 @@ pub const HEIGHT: u32 = 692;
 pub const MIN_RADIUS_M: f64 = 5.0;
 /// The largest radius of a zoom, m.
 pub const MAX_RADIUS_M: f64 = 5000.0;
+/// The scale of a map's inset around the vehicle, m/px.
+pub const INSET_M_PER_PX: f64 = 0.5;
+
+/// What a map's inset shows: a square around a point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inset {
+    /// The centre, map frame.
+    pub centre: Vec2,
+    /// The side it must hold whole, m (the inset shows more when it has room).
+    pub span_m: f64,
+    /// The scale it is drawn at, m/px, or the tidy scale that holds `span_m` when that is coarser.
+    pub m_per_px: f64,
+    /// The inset's title, e.g. `inset: vehicle`.
+    pub title: String,
+}
 
 /// What a zoom is centred on (also the `around` of `look`'s region, in snake_case).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -143,6 +170,8 @@ pub struct Scene<'a> {
     pub objects: Vec<(ObjectKind, Obb)>,
     /// A place drawn as a red ring with a text, e.g. the place of a refused plan's verdict.
     pub highlight: Option<(Vec2, String)>,
+    /// The inset of a [`View::Map`] (ignored by the other views).
+    pub inset: Option<Inset>,
 }
 
 impl<'a> Scene<'a> {
@@ -165,6 +194,7 @@ impl<'a> Scene<'a> {
             returns: Vec::new(),
             objects: Vec::new(),
             highlight: None,
+            inset: None,
         }
     }
 }
@@ -178,6 +208,8 @@ pub struct Picture {
     pub view_box: [f64; 4],
     /// Metres per pixel of the map area, equal in x and y.
     pub m_per_px: f64,
+    /// The inset's view box and metres per pixel, when the picture has one.
+    pub inset: Option<([f64; 4], f64)>,
 }
 
 /// A drawn but not yet encoded picture; [`render`] is [`draw`] then [`Raster::encode`].
@@ -185,6 +217,7 @@ pub struct Picture {
 pub struct Raster {
     pixmap: Pixmap,
     viewport: view::Viewport,
+    inset: Option<view::Viewport>,
     texts: Vec<(String, String)>,
 }
 
@@ -205,6 +238,32 @@ impl Raster {
         (x.floor() as i64, y.floor() as i64)
     }
 
+    /// The inset's view box and scale, when the picture has an inset.
+    pub fn inset(&self) -> Option<([f64; 4], f64)> {
+        self.inset.map(|vp| (vp.view_box(), vp.m_per_px))
+    }
+
+    /// The image pixel (column, row) of a map point in the inset, rounded down; `None` without an
+    /// inset or off it.
+    pub fn inset_pixel_of(&self, p: Vec2) -> Option<(i64, i64)> {
+        let vp = self.inset?;
+        let (x, y) = vp.px(p);
+        let (l, t, r, b) = vp.rect_px();
+        (x >= l && x < r && y >= t && y < b).then(|| (x.floor() as i64, y.floor() as i64))
+    }
+
+    /// The fraction of the image that shows the map: the map's own bounds and home yard in the
+    /// map area, plus the inset, over the whole picture (band included).
+    pub fn map_fraction(&self, map: &Map) -> f64 {
+        let (lo, hi) = view::map_extent(map);
+        let (a, b) = (self.viewport.px(Vec2::new(lo.x, hi.y)), self.viewport.px(Vec2::new(hi.x, lo.y)));
+        let (l, t, r, bt) = self.viewport.rect_px();
+        let w = (b.0.min(r) - a.0.max(l)).max(0.0);
+        let h = (b.1.min(bt) - a.1.max(t)).max(0.0);
+        let inset = self.inset.map_or(0.0, |vp| vp.width_px * vp.height_px);
+        f64::from(w * h + inset) / f64::from(WIDTH * HEIGHT)
+    }
+
     /// The drawn pixels (the video places them in its frame).
     pub fn pixmap(&self) -> &Pixmap {
         &self.pixmap
@@ -220,7 +279,7 @@ impl Raster {
     pub fn encode(&self) -> Picture {
         let png = canvas::encode_png(&self.pixmap, &self.texts)
             .expect("a 640 x 692 RGB image with Latin-1 keywords always encodes into memory");
-        Picture { png, view_box: self.view_box(), m_per_px: self.m_per_px() }
+        Picture { png, view_box: self.view_box(), m_per_px: self.m_per_px(), inset: self.inset() }
     }
 }
 
@@ -285,37 +344,65 @@ pub fn draw(scene: &Scene) -> Raster {
         whole.title = format!("map ({e})");
         whole
     });
-    let vp = view::fit(&wanted, 0.0, frame::BAND_PX as f32, WIDTH as f32);
+    let area = (0.0, frame::BAND_PX as f32, WIDTH as f32);
+    let split = match (&scene.view, &scene.inset) {
+        (View::Map, Some(inset)) => view::split(scene.map, inset, area),
+        _ => None,
+    };
+    let (wanted, vp, inset_vp) = match split {
+        Some((whole, main, inset_vp)) => (whole, main, Some(inset_vp)),
+        None => {
+            let vp = view::fit(&wanted, area.0, area.1, area.2);
+            (wanted, vp, None)
+        }
+    };
     let mut pix = Pixmap::new(WIDTH, HEIGHT).expect("640 x 692 is a valid pixmap size");
-    let (l, t, r, b) = vp.rect_px();
-    canvas::fill_rect(&mut pix, l, t, r, b, canvas::palette::GROUND, 1.0);
-    frame::grid(&mut pix, &vp);
-    layers::corridor(&mut pix, &vp, scene);
-    layers::fields(&mut pix, &vp, scene);
-    layers::nodes(&mut pix, &vp, scene);
-    let mut keep_out = vec![layers::home(&mut pix, &vp, scene)];
-    layers::paths(&mut pix, &vp, scene);
-    layers::sensed(&mut pix, &vp, scene);
-    layers::objects(&mut pix, &vp, scene);
-    layers::labels(&mut pix, &vp, scene);
-    keep_out.push(layers::vehicle(&mut pix, &vp, &scene.vehicle));
-    if let Some((place, what)) = &scene.highlight {
-        keep_out.push(layers::highlight(&mut pix, &vp, *place, what));
+    map_area(&mut pix, &vp, scene, &[]);
+    if let (Some(ivp), Some(inset)) = (inset_vp, &scene.inset) {
+        frame::inset(&mut pix, &ivp, &inset.title, |p, at_origin, keep| map_area(p, at_origin, scene, keep));
     }
-    frame::frame(&mut pix, &vp, frame::grid_step_m(&vp), &keep_out);
     let head = format!("{} t={:.1} s", scene.frame_id, scene.t_s);
     frame::band(&mut pix, &vp, &head, &wanted.title);
     let [x0, y0, x1, y1] = vp.view_box();
-    let texts = [
+    let mut texts = vec![
         ("acres-frame", scene.frame_id.clone()),
         ("acres-t-s", format!("{:.3}", scene.t_s)),
         ("acres-view", wanted.title.clone()),
         ("acres-view-box", format!("{x0} {y0} {x1} {y1}")),
         ("acres-m-per-px", format!("{}", vp.m_per_px)),
-    ]
-    .map(|(k, v)| (k.to_string(), latin1(&v)))
-    .to_vec();
-    Raster { pixmap: pix, viewport: vp, texts }
+    ];
+    if let (Some(ivp), Some(inset)) = (inset_vp, &scene.inset) {
+        let [x0, y0, x1, y1] = ivp.view_box();
+        texts.push(("acres-inset", inset.title.clone()));
+        texts.push(("acres-inset-view-box", format!("{x0} {y0} {x1} {y1}")));
+        texts.push(("acres-inset-m-per-px", format!("{}", ivp.m_per_px)));
+        let (l, t, r, b) = ivp.rect_px();
+        texts.push(("acres-inset-px", format!("{l} {t} {r} {b}")));
+    }
+    let texts = texts.into_iter().map(|(k, v)| (k.to_string(), latin1(&v))).collect();
+    Raster { pixmap: pix, viewport: vp, inset: inset_vp, texts }
+}
+
+/// Draws the map layers and the frame of one map area; `keep_out` are boxes the frame's labels
+/// leave free.
+fn map_area(pix: &mut Pixmap, vp: &view::Viewport, scene: &Scene, keep_out: &[text::BoxPx]) {
+    let (l, t, r, b) = vp.rect_px();
+    canvas::fill_rect(pix, l, t, r, b, canvas::palette::GROUND, 1.0);
+    frame::grid(pix, vp);
+    layers::corridor(pix, vp, scene);
+    layers::fields(pix, vp, scene);
+    layers::nodes(pix, vp, scene);
+    let mut keep = keep_out.to_vec();
+    keep.push(layers::home(pix, vp, scene));
+    layers::paths(pix, vp, scene);
+    layers::sensed(pix, vp, scene);
+    layers::objects(pix, vp, scene);
+    layers::labels(pix, vp, scene);
+    keep.push(layers::vehicle(pix, vp, &scene.vehicle));
+    if let Some((place, what)) = &scene.highlight {
+        keep.push(layers::highlight(pix, vp, *place, what));
+    }
+    frame::frame(pix, vp, frame::grid_step_m(vp), &keep);
 }
 
 /// `s` with every character outside printable ASCII replaced by `?`, fit for a `tEXt` chunk.

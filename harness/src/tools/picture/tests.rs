@@ -202,3 +202,74 @@ fn tidy_scales_and_steps() {
     assert_eq!(view::fmt_num(2.5), "2.5");
     assert_eq!(view::fmt_num(-200.0), "-200");
 }
+
+/// The busy scene's map view with an inset on the returns west of the truck.
+fn inset_scene(map: &Map) -> Scene<'_> {
+    let mut s = busy_scene(map, View::Map);
+    // Returns clear of the truck's box (drawn over them), 10 m long.
+    s.returns = (0..50).map(|k| Vec2::new(285.0 + k as f64 * 0.2, -4.0)).collect();
+    s.inset = Some(Inset {
+        centre: Vec2::new(295.0, -1.0),
+        span_m: 40.0,
+        m_per_px: INSET_M_PER_PX,
+        title: "inset: returns on route".into(),
+    });
+    s
+}
+
+#[test]
+fn a_map_with_an_inset_fills_the_frame_and_shows_the_returns_at_half_a_metre() {
+    let map = default_map();
+    let plain = draw(&busy_scene(&map, View::Map));
+    let raster = draw(&inset_scene(&map));
+    assert!(plain.inset().is_none());
+    assert!(plain.map_fraction(&map) < 0.5, "without an inset: {}", plain.map_fraction(&map));
+    assert!(raster.map_fraction(&map) >= 0.85, "with an inset: {}", raster.map_fraction(&map));
+    // The map part still holds the whole map at the band's scale.
+    let [x0, y0, x1, y1] = raster.view_box();
+    let (lo, hi) = map.bounds();
+    assert!(x0 < lo.x - map.home_radius_m && y0 < lo.y && x1 > hi.x && y1 > hi.y, "{:?}", raster.view_box());
+    assert_eq!(raster.m_per_px(), plain.m_per_px());
+    let (ivb, impp) = raster.inset().unwrap();
+    assert_eq!(impp, INSET_M_PER_PX);
+    assert!(ivb[0] <= 275.0 && ivb[2] >= 315.0 && ivb[1] <= -21.0 && ivb[3] >= 19.0, "{ivb:?}");
+    // Every return of the scene is a magenta pixel of the inset, several pixels each.
+    let magenta = |c: [u8; 3]| c[0] > 150 && c[1] < 90 && c[2] > 150;
+    let (l, t) = raster.inset_pixel_of(Vec2::new(ivb[0] + 0.01, ivb[3] - 0.01)).unwrap();
+    let (r, b) = raster.inset_pixel_of(Vec2::new(ivb[2] - 0.01, ivb[1] + 0.01)).unwrap();
+    let count = (t..=b)
+        .flat_map(|y| (l..=r).map(move |x| (x, y)))
+        .filter(|&(x, y)| raster.rgb(x as u32, y as u32).is_some_and(magenta))
+        .count();
+    assert!(count >= 40, "{count} magenta pixels in the inset");
+    let on_map = (52..692u32)
+        .flat_map(|y| (0..640u32).map(move |x| (x, y)))
+        .filter(|&(x, y)| (y as i64) < t && raster.rgb(x, y).is_some_and(magenta))
+        .count();
+    assert!(count > 4 * on_map, "the inset shows the returns larger: {count} against {on_map} on the map");
+    // The vehicle (200, 0) is in the inset too, in its colour; a point off the inset is not.
+    let (x, y) = raster.inset_pixel_of(Vec2::new(200.0, 0.0)).unwrap();
+    assert_eq!(raster.rgb(x as u32, y as u32), Some(canvas::palette::VEHICLE));
+    assert!(raster.inset_pixel_of(Vec2::new(1000.0, 0.0)).is_none());
+}
+
+#[test]
+fn an_inset_is_drawn_only_on_the_map_view_and_keeps_pictures_deterministic() {
+    let map = default_map();
+    let mut zoom = inset_scene(&map);
+    zoom.view = View::Zoom(Region::Field("F53".into()));
+    let mut plain_zoom = busy_scene(&map, View::Zoom(Region::Field("F53".into())));
+    plain_zoom.inset = None;
+    assert_eq!(render(&zoom), render(&plain_zoom));
+    assert_eq!(render(&inset_scene(&map)), render(&inset_scene(&map)));
+    let pic = render(&inset_scene(&map));
+    let reader = png::Decoder::new(pic.png.as_slice()).read_info().unwrap();
+    let keys: Vec<String> =
+        reader.info().uncompressed_latin1_text.iter().map(|t| t.keyword.clone()).collect();
+    for k in ["acres-inset", "acres-inset-view-box", "acres-inset-m-per-px", "acres-inset-px"] {
+        assert!(keys.iter().any(|x| x == k), "{k} missing in {keys:?}");
+    }
+    // compare still reads a map with an inset as a map (its map part, at half size).
+    let out = compare(&render(&inset_scene(&map)).png, "f1", &render(&busy_scene(&map, View::Map)).png, "f2");
+    assert_eq!(decode_rgb(&out.unwrap()).1, HEIGHT);
+}

@@ -1,9 +1,11 @@
 //! Which part of the map a picture shows, and the mapping between metres and pixels.
 //!
-//! A [`Viewport`] is a square map area on the image with north up and equal metres per pixel in
-//! x and y. [`resolve`] turns a [`View`] of a [`Scene`] into the centre and the side of the square
-//! to show; [`fit`] rounds that to a tidy scale (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a
-//! power of ten metres per pixel) so that the view box and the tick labels read as round numbers.
+//! A [`Viewport`] is a rectangular map area on the image with north up and equal metres per pixel
+//! in x and y (square for every view but the map with an inset). [`resolve`] turns a [`View`] of a
+//! [`Scene`] into the centre and the extent to show; [`fit`] rounds that to a tidy scale (1, 1.25,
+//! 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten metres per pixel) so that the view box and the
+//! tick labels read as round numbers. [`split`] lays out the map and its inset (see the module
+//! docs of `picture`).
 
 use acres_farm::geom::Vec2;
 use acres_farm::Map;
@@ -13,15 +15,17 @@ use super::{Around, PictureError, Region, Scene, View, MAX_RADIUS_M, MIN_RADIUS_
 /// The radius of an `Around` zoom when none is given, m.
 pub const DEFAULT_RADIUS_M: f64 = 60.0;
 
-/// A square map area on an image and its scale.
+/// A rectangular map area on an image and its scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Viewport {
     /// Image column of the area's left edge, px.
     pub left_px: f32,
     /// Image row of the area's top edge, px.
     pub top_px: f32,
-    /// Side of the square area, px.
-    pub size_px: f32,
+    /// Width of the area, px.
+    pub width_px: f32,
+    /// Height of the area, px.
+    pub height_px: f32,
     /// Map x at the left edge, m.
     pub min_x: f64,
     /// Map y at the top edge, m.
@@ -44,46 +48,114 @@ impl Viewport {
         (m / self.m_per_px) as f32
     }
 
-    /// The side of the shown square, m.
-    pub fn span_m(&self) -> f64 {
-        f64::from(self.size_px) * self.m_per_px
-    }
-
     /// `[min_x, min_y, max_x, max_y]` of the shown area, m.
     pub fn view_box(&self) -> [f64; 4] {
         // Rounded to micrometres so that 0.4 m/px gives 3.2, not 3.2000000000000455.
         let tidy = |v: f64| (v * 1e6).round() / 1e6;
-        let span = self.span_m();
-        [tidy(self.min_x), tidy(self.max_y - span), tidy(self.min_x + span), tidy(self.max_y)]
+        let span_x = f64::from(self.width_px) * self.m_per_px;
+        let span_y = f64::from(self.height_px) * self.m_per_px;
+        [tidy(self.min_x), tidy(self.max_y - span_y), tidy(self.min_x + span_x), tidy(self.max_y)]
     }
 
     /// The image rectangle of the area: `(left, top, right, bottom)`, px.
     pub fn rect_px(&self) -> (f32, f32, f32, f32) {
-        (self.left_px, self.top_px, self.left_px + self.size_px, self.top_px + self.size_px)
+        (self.left_px, self.top_px, self.left_px + self.width_px, self.top_px + self.height_px)
+    }
+
+    /// The same area moved to the image's top-left corner (to draw it on a pixmap of its own).
+    pub fn at_origin(&self) -> Viewport {
+        Viewport { left_px: 0.0, top_px: 0.0, ..*self }
     }
 }
 
-/// What a view asks to show: the centre and the side of a square, m, and a short title.
+/// What a view asks to show: the centre and the extent of a rectangle, m, and a short title.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Wanted {
-    /// Centre of the square, map frame.
+    /// Centre of the rectangle, map frame.
     pub centre: Vec2,
-    /// Smallest side that shows all that was asked, m.
-    pub span_m: f64,
+    /// Smallest width (east–west) that shows all that was asked, m.
+    pub span_x_m: f64,
+    /// Smallest height (north–south) that shows all that was asked, m.
+    pub span_y_m: f64,
     /// The view as the title says it, e.g. `zoom F53`.
     pub title: String,
 }
 
-/// The whole map: its bounds and the home yard, with a margin.
-pub(crate) fn whole_map(map: &Map) -> Wanted {
+impl Wanted {
+    /// A square of side `span_m` around `centre`.
+    fn square(centre: Vec2, span_m: f64, title: String) -> Wanted {
+        Wanted { centre, span_x_m: span_m, span_y_m: span_m, title }
+    }
+}
+
+/// The map's bounds and the home yard: `(lo, hi)` corners, m.
+pub(crate) fn map_extent(map: &Map) -> (Vec2, Vec2) {
     let (lo, hi) = map.bounds();
     let h = map.home();
     let r = map.home_radius_m;
-    let lo = Vec2::new(lo.x.min(h.x - r), lo.y.min(h.y - r));
-    let hi = Vec2::new(hi.x.max(h.x + r), hi.y.max(h.y + r));
+    (Vec2::new(lo.x.min(h.x - r), lo.y.min(h.y - r)), Vec2::new(hi.x.max(h.x + r), hi.y.max(h.y + r)))
+}
+
+/// The margin around the whole map for its larger extent, m.
+fn map_margin_m(extent_m: f64) -> f64 {
+    (0.03 * extent_m).max(25.0)
+}
+
+/// The whole map: its bounds and the home yard, with a margin, as a square.
+pub(crate) fn whole_map(map: &Map) -> Wanted {
+    let (lo, hi) = map_extent(map);
     let extent = (hi.x - lo.x).max(hi.y - lo.y);
-    let margin = (0.03 * extent).max(25.0);
-    Wanted { centre: lo.add(hi).scale(0.5), span_m: extent + 2.0 * margin, title: "map".into() }
+    Wanted::square(lo.add(hi).scale(0.5), extent + 2.0 * map_margin_m(extent), "map".into())
+}
+
+/// The margin around the whole map beside an inset, m: the inset needs the room more.
+const TIGHT_MARGIN_M: f64 = 10.0;
+
+/// The whole map as a rectangle just as wide and as high as it needs (the map beside an inset).
+fn whole_map_tight(map: &Map) -> Wanted {
+    let (lo, hi) = map_extent(map);
+    let margin = TIGHT_MARGIN_M;
+    Wanted {
+        centre: lo.add(hi).scale(0.5),
+        span_x_m: hi.x - lo.x + 2.0 * margin,
+        span_y_m: hi.y - lo.y + 2.0 * margin,
+        title: "map".into(),
+    }
+}
+
+/// The smallest side of an inset, px: below it the map is drawn alone.
+pub(crate) const MIN_INSET_PX: f32 = 160.0;
+
+/// The map and its inset on the map area `(left, top, side)`: the whole map as wide (or as high)
+/// as the area at the scale that fits it, and the inset on the rest, below (a map wider than high)
+/// or to the right of it, at the inset's scale or the tidy scale that holds it whole. `None` when
+/// the rest would be narrower than [`MIN_INSET_PX`].
+pub(crate) fn split(
+    map: &Map,
+    inset: &super::Inset,
+    (left, top, side): (f32, f32, f32),
+) -> Option<(Wanted, Viewport, Viewport)> {
+    let whole = whole_map_tight(map);
+    let wide = whole.span_x_m >= whole.span_y_m;
+    let (along, across) =
+        if wide { (whole.span_x_m, whole.span_y_m) } else { (whole.span_y_m, whole.span_x_m) };
+    let side_m = f64::from(side);
+    let m_per_px = nice_ceil((along / side_m).max(across / (side_m - f64::from(MIN_INSET_PX))));
+    // The map's part in whole multiples of 8 px, so that its edges fall on round coordinates.
+    let map_px = ((across / m_per_px / 8.0).ceil() * 8.0) as f32;
+    let rest_px = side - map_px;
+    if rest_px < MIN_INSET_PX {
+        return None;
+    }
+    let main = if wide {
+        fit_at(&whole, m_per_px, (left, top, side, map_px))
+    } else {
+        fit_at(&whole, m_per_px, (left, top, map_px, side))
+    };
+    let rect = if wide { (left, top + map_px, side, rest_px) } else { (left + map_px, top, rest_px, side) };
+    let need = (inset.span_m / f64::from(rest_px.min(side))).max(inset.m_per_px);
+    let wanted = Wanted::square(inset.centre, inset.span_m, inset.title.clone());
+    Some((whole, main, fit_at(&wanted, nice_ceil(need), rect)))
 }
 
 /// Checks a view against the scene and says what it shows.
@@ -100,7 +172,7 @@ pub(crate) fn resolve(scene: &Scene) -> Result<Wanted, PictureError> {
             return Err(PictureError::BadCentre { x: centre.x, y: centre.y });
         }
         let title = format!("zoom {what} r={} m", fmt_num(radius_m));
-        Ok(Wanted { centre, span_m: 2.0 * radius_m * 1.08, title })
+        Ok(Wanted::square(centre, 2.0 * radius_m * 1.08, title))
     };
     match region {
         Region::Field(id) => {
@@ -113,11 +185,7 @@ pub(crate) fn resolve(scene: &Scene) -> Result<Wanted, PictureError> {
             }
             let extent = (hi.x - lo.x).max(hi.y - lo.y);
             let margin = scene.map.field_margin_m + (0.08 * extent).max(10.0);
-            Ok(Wanted {
-                centre: lo.add(hi).scale(0.5),
-                span_m: extent + 2.0 * margin,
-                title: format!("zoom {id}"),
-            })
+            Ok(Wanted::square(lo.add(hi).scale(0.5), extent + 2.0 * margin, format!("zoom {id}")))
         }
         Region::Around { what, radius_m } => {
             let r = radius_m.unwrap_or(DEFAULT_RADIUS_M);
@@ -135,14 +203,24 @@ pub(crate) fn resolve(scene: &Scene) -> Result<Wanted, PictureError> {
 
 /// The viewport that shows `wanted` on a square of `size_px` at (`left_px`, `top_px`).
 pub(crate) fn fit(wanted: &Wanted, left_px: f32, top_px: f32, size_px: f32) -> Viewport {
-    let m_per_px = nice_ceil(wanted.span_m / f64::from(size_px));
+    let size = f64::from(size_px);
+    let m_per_px = nice_ceil((wanted.span_x_m / size).max(wanted.span_y_m / size));
+    fit_at(wanted, m_per_px, (left_px, top_px, size_px, size_px))
+}
+
+/// The viewport centred on `wanted` at `m_per_px` on the rectangle `(left, top, width, height)`.
+fn fit_at(
+    wanted: &Wanted,
+    m_per_px: f64,
+    (left_px, top_px, width_px, height_px): (f32, f32, f32, f32),
+) -> Viewport {
     // Snap the centre to 8 px so that the edges fall on round coordinates; this moves the view
     // by at most 4 px, well inside the margins of every view.
     let snap = 8.0 * m_per_px;
     let cx = (wanted.centre.x / snap).round() * snap;
     let cy = (wanted.centre.y / snap).round() * snap;
-    let half = f64::from(size_px) / 2.0 * m_per_px;
-    Viewport { left_px, top_px, size_px, min_x: cx - half, max_y: cy + half, m_per_px }
+    let (half_w, half_h) = (f64::from(width_px) / 2.0 * m_per_px, f64::from(height_px) / 2.0 * m_per_px);
+    Viewport { left_px, top_px, width_px, height_px, min_x: cx - half_w, max_y: cy + half_h, m_per_px }
 }
 
 /// The smallest tidy number (1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten) not
