@@ -136,17 +136,17 @@ fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-fn parse_mode(s: &str) -> Result<Mode, String> {
+pub(crate) fn parse_mode(s: &str) -> Result<Mode, String> {
     serde_json::from_value(json!(s))
         .map_err(|_| format!("unknown mode \"{s}\"; expected classical, text, visual or checked"))
 }
 
-fn parse_profile(s: &str) -> Result<Profile, String> {
+pub(crate) fn parse_profile(s: &str) -> Result<Profile, String> {
     serde_json::from_value(json!(s))
         .map_err(|_| format!("unknown profile \"{s}\"; expected vehicle or simulator"))
 }
 
-fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
+pub(crate) fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
     match s {
         "off" => Ok(RecoveryMode::Off),
         "menu" => Ok(RecoveryMode::Menu),
@@ -154,7 +154,7 @@ fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
     }
 }
 
-fn parse_kv(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_kv(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .ok_or_else(|| format!("\"{s}\" is not KEY=VALUE"))
