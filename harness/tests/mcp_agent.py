@@ -30,6 +30,14 @@ def detail(message):
     return {}
 
 
+def messages(e):
+    """The messages of an exception and of every exception grouped in it."""
+    out = [str(e)]
+    for sub in getattr(e, "exceptions", ()):
+        out.extend(messages(sub))
+    return out
+
+
 class Agent:
     def __init__(self, client, sleeps):
         self.client = client
@@ -115,8 +123,8 @@ async def main():
             async with Client(server, mode="legacy") as c:
                 await c.list_tools()
             print(json.dumps({"second": "accepted"}))
-        except Exception as e:  # the refusal comes as an MCP error
-            print(json.dumps({"second": "refused", "error": str(e)}))
+        except Exception as e:  # the refusal comes as an MCP error (in task groups)
+            print(json.dumps({"second": "refused", "error": " | ".join(messages(e))}))
         return
     async with Client(server, mode="legacy", read_timeout_seconds=600) as c:
         print(json.dumps({"connected": True}), flush=True)
