@@ -83,10 +83,14 @@ fn check_play(r: &Value) {
 
 /// The run folder of an agent's run: the agent's name as the model, and validate, score and
 /// replay work on it.
-fn check_folder(folder: &Path, name: &str) {
+fn check_folder(folder: &Path, name: &str, face: &str) {
     let rs = rows(folder);
     assert_eq!(rs[0]["type"], "run");
     assert_eq!(rs[0]["model"], name);
+    let planner = &rs[0]["planner"];
+    assert_eq!((&planner["kind"], &planner["face"]), (&"agent".into(), &face.into()), "{planner}");
+    assert_eq!(planner["options"]["agent_name"], name);
+    assert_eq!(planner["versions"]["harness"], acres_harness::HARNESS_VERSION);
     let f = folder.display().to_string();
     let o = harness(&["validate", &f]);
     assert!(o.status.success(), "validate: {}", text(&o));
@@ -141,7 +145,7 @@ fn an_agent_plays_a_scenario_over_stdio_and_its_thinking_time_is_charged_to_the_
     }
     assert_eq!(replies[0]["tool_calls"][0]["name"], "read");
     assert_eq!(replies[1]["tool_calls"][0]["name"], "plan");
-    check_folder(&folder, "py-agent");
+    check_folder(&folder, "py-agent", "mcp-stdio");
 }
 
 #[test]
@@ -178,7 +182,7 @@ fn an_agent_plays_over_streamable_http_and_a_second_session_is_refused() {
     assert!(s["error"].as_str().unwrap().contains("attached to this run already"), "{s}");
     let status = poll(Duration::from_secs(30), Duration::from_millis(100), || server.0.try_wait().unwrap());
     assert_eq!(status.map(|s| s.code()), Some(Some(0)), "the server exits 0 after a successful run");
-    check_folder(&only_folder(&out), "py-http");
+    check_folder(&only_folder(&out), "py-http", "mcp-http");
 }
 
 const PLAY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/agent_play.sh");
@@ -237,5 +241,13 @@ fn a_shell_script_plays_a_scenario_through_the_line_protocol() {
     let status = poll(Duration::from_secs(30), Duration::from_millis(100), || server.0.try_wait().unwrap());
     assert_eq!(status.map(|s| s.code()), Some(Some(0)));
     assert!(!Path::new(&socket).exists(), "the socket file goes with the server");
-    check_folder(&only_folder(&out.join("runs")), "sh-agent");
+    check_folder(&only_folder(&out.join("runs")), "sh-agent", "line");
+}
+
+/// The run row's record of the MCP SDK's version is the version the build locked.
+#[test]
+fn the_recorded_rmcp_version_is_the_locked_one() {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock")).unwrap();
+    let want = format!("name = \"rmcp\"\nversion = \"{}\"", acres_harness::agents::mcp::RMCP_VERSION);
+    assert!(lock.contains(&want), "Cargo.lock has no {want}");
 }

@@ -32,6 +32,10 @@ use super::session::{AgentPort, Answer, Picture};
 use crate::runfolder::rows::ToolDef;
 use crate::tools::export::{drop_nulls, wait_for_wake_def, WAIT_FOR_WAKE};
 
+/// The version of the Rust MCP SDK (`rmcp`, pinned exactly in the workspace's Cargo.toml), as
+/// the run row's planner versions record it.
+pub const RMCP_VERSION: &str = "3.11.0";
+
 /// The period of the progress notifications while `wait_for_wake` blocks, s.
 pub const PROGRESS_EVERY_S: f64 = 0.5;
 

@@ -94,7 +94,7 @@ pub fn run(cmd: AgentCommand) -> Result<(), Failure> {
 }
 
 fn serve_run(a: &AgentRunArgs, socket: &std::path::Path, linger_s: f64) -> Result<(), Failure> {
-    let p = prepare(a)?;
+    let p = prepare(a, "line")?;
     let frames = p
         .run
         .opts

@@ -12,13 +12,14 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
+use serde_json::json;
 
 use super::run::{costs_dir, parse_kv, parse_mode, parse_profile, parse_recovery};
 use super::{maps_dir, Failure};
 use crate::agents::{AgentRun, READ_ONLY_TOOLS};
 use crate::planners::planning::costs::CostTable;
 use crate::run::{effective_recovery, system_text, RunOptions, RunOutcome};
-use crate::runfolder::rows::{Mode, Profile, ToolDef};
+use crate::runfolder::rows::{Mode, PlannerInfo, Profile, ToolDef};
 use crate::scenario::{self, RecoveryMode};
 
 /// The options of a run with an external agent (shared by `mcp` and `agent serve`).
@@ -89,8 +90,9 @@ pub struct Prepared {
     pub instructions: String,
 }
 
-/// Checks the options and loads the scenario and its cost table.
-pub fn prepare(a: &AgentRunArgs) -> Result<Prepared, Failure> {
+/// Checks the options and loads the scenario and its cost table; `face` is what the run row
+/// records (`mcp-stdio`, `mcp-http`, `line`).
+pub fn prepare(a: &AgentRunArgs, face: &str) -> Result<Prepared, Failure> {
     let name_ok = !a.agent_name.is_empty()
         && a.agent_name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if !name_ok {
@@ -123,6 +125,7 @@ pub fn prepare(a: &AgentRunArgs) -> Result<Prepared, Failure> {
     opts.recovery_mode = a.recovery_mode;
     opts.recovery_options = a.recovery_option.clone();
     opts.model = a.agent_name.clone();
+    opts.planner = Some(planner_info(a, face));
     effective_recovery(&sc, &opts).map_err(Failure::from)?;
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
@@ -133,6 +136,20 @@ pub fn prepare(a: &AgentRunArgs) -> Result<Prepared, Failure> {
     let instructions = system_text(&sc, a.mode, a.profile);
     let run = AgentRun { scenario: sc, opts, table, connect_s: a.connect_timeout_s };
     Ok(Prepared { run, tools, instructions })
+}
+
+/// The run row's planner of an agent's run.
+fn planner_info(a: &AgentRunArgs, face: &str) -> PlannerInfo {
+    let mut options = serde_json::Map::new();
+    options.insert("agent_name".into(), json!(a.agent_name));
+    options.insert("read_only".into(), json!(a.read_only));
+    options.insert("connect_timeout_s".into(), json!(a.connect_timeout_s));
+    let mut versions = serde_json::Map::new();
+    versions.insert("harness".into(), json!(crate::HARNESS_VERSION));
+    if face.starts_with("mcp") {
+        versions.insert("rmcp".into(), json!(crate::agents::mcp::RMCP_VERSION));
+    }
+    PlannerInfo { kind: "agent".into(), face: Some(face.into()), options, versions }
 }
 
 /// The runtime of a face: two workers (the loop has a thread of its own).
@@ -162,7 +179,7 @@ pub fn finish(outcome: anyhow::Result<RunOutcome>) -> Result<(), Failure> {
 
 /// Runs the command.
 pub fn run(a: McpArgs) -> Result<(), Failure> {
-    let p = prepare(&a.run)?;
+    let p = prepare(&a.run, if a.http.is_some() { "mcp-http" } else { "mcp-stdio" })?;
     let rt = runtime()?;
     let (port, handle) = crate::agents::start(p.run);
     let face = crate::agents::mcp::McpFace::new(port, &p.tools, &p.instructions);

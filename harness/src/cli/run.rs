@@ -233,6 +233,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         secret_vars: mc.api_key_env.iter().cloned().collect(),
         record: true,
         link,
+        planner: Some(planner_info(a.mode, &model.name, &mc.provider, a.think_s)),
     };
     let gate = GateFile::make(&a, mc)?;
     let client_opts = crate::planners::models::ClientOptions {
@@ -271,6 +272,26 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         return Ok(());
     }
     report(a, &results, view_url)
+}
+
+/// The run row's planner of a `run`: classical, the scripted stand-in, or a model client.
+fn planner_info(mode: Mode, model: &str, provider: &str, think_s: f64) -> crate::runfolder::rows::PlannerInfo {
+    let kind = match (mode, provider) {
+        (Mode::Classical, _) => "classical",
+        (_, "scripted") => "scripted",
+        _ => "model",
+    };
+    let mut options = serde_json::Map::new();
+    if kind != "classical" {
+        options.insert("model".into(), json!(model));
+        options.insert("provider".into(), json!(provider));
+    }
+    if kind == "scripted" {
+        options.insert("think_s".into(), json!(think_s));
+    }
+    let mut versions = serde_json::Map::new();
+    versions.insert("harness".into(), json!(crate::HARNESS_VERSION));
+    crate::runfolder::rows::PlannerInfo { kind: kind.into(), face: None, options, versions }
 }
 
 /// Checks the numbers and the scenario paths of the command line.
