@@ -207,7 +207,13 @@ fn a_shell_script_plays_a_scenario_through_the_line_protocol() {
     args[0] = "serve".into();
     args.extend(["--socket", &socket, "--linger-s", "1"].map(String::from));
     let mut server = Child(
-        Command::new(BIN).arg("agent").args(&args).current_dir(root()).stdout(Stdio::piped()).spawn().unwrap(),
+        Command::new(BIN)
+            .arg("agent")
+            .args(&args)
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
     );
     let first = BufReader::new(server.0.stdout.take().unwrap()).lines().next().unwrap().unwrap();
     assert_eq!(first, socket);
@@ -229,7 +235,9 @@ fn a_shell_script_plays_a_scenario_through_the_line_protocol() {
     let last = replies.last().unwrap();
     assert_eq!((&last["end"], &last["success"], &last["ok"]), (&"done".into(), &true.into(), &true.into()));
     // After the end: a tool answers that the run has ended, with the end code.
-    let o = Command::new(BIN).args(["agent", "send", "read", r#"{"what": "vehicle"}"#, "--socket", &socket]).output();
+    let o = Command::new(BIN)
+        .args(["agent", "send", "read", r#"{"what": "vehicle"}"#, "--socket", &socket])
+        .output();
     let o = o.unwrap();
     if o.status.code() == Some(1) {
         let r: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -250,4 +258,40 @@ fn the_recorded_rmcp_version_is_the_locked_one() {
     let lock = std::fs::read_to_string(root().join("Cargo.lock")).unwrap();
     let want = format!("name = \"rmcp\"\nversion = \"{}\"", acres_harness::agents::mcp::RMCP_VERSION);
     assert!(lock.contains(&want), "Cargo.lock has no {want}");
+}
+
+/// `--read-only` registers only the tools that change nothing: a dispatch is refused as an
+/// unknown tool, `read` runs, and the run (nothing scouted) ends without success: exit 1.
+#[test]
+fn a_read_only_agent_cannot_dispatch() {
+    let out = TempDir::new("line-read-only");
+    let socket = out.path("agent.sock");
+    let mut args = mcp_args("t1_01_one_field.json", &out.join("runs"), "ro-agent");
+    args[0] = "serve".into();
+    args.extend(["--socket", &socket, "--linger-s", "0", "--read-only"].map(String::from));
+    let mut server = Child(
+        Command::new(BIN)
+            .arg("agent")
+            .args(&args)
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let first = BufReader::new(server.0.stdout.take().unwrap()).lines().next().unwrap().unwrap();
+    assert_eq!(first, socket);
+    let agent = |args: &[&str]| {
+        let o = Command::new(BIN).arg("agent").args(args).args(["--socket", &socket]).output().unwrap();
+        (o.status.code(), serde_json::from_slice::<Value>(&o.stdout).unwrap_or(Value::Null))
+    };
+    assert_eq!(agent(&["wait"]).0, Some(0));
+    let (code, r) = agent(&["send", "dispatch", r#"{"skill": "goto", "arguments": {"field": "F53"}}"#]);
+    assert_eq!(code, Some(1));
+    assert_eq!(r["error"], "unknown tool \"dispatch\"; the tools are look, read", "{r}");
+    let (code, r) = agent(&["send", "read", r#"{"what": "vehicle"}"#]);
+    assert_eq!((code, &r["ok"]), (Some(0), &true.into()), "{r}");
+    let (code, r) = agent(&["end"]);
+    assert_eq!((code, &r["end"], &r["success"]), (Some(0), &"done".into(), &false.into()), "{r}");
+    let status = poll(Duration::from_secs(30), Duration::from_millis(100), || server.0.try_wait().unwrap());
+    assert_eq!(status.map(|s| s.code()), Some(Some(1)), "a run without success exits 1");
 }

@@ -24,7 +24,10 @@ fn good_name(n: &str) -> bool {
 
 /// Every object schema below `s` (with its JSON path).
 fn objects<'a>(s: &'a Value, path: String, out: &mut Vec<(String, &'a Value)>) {
-    if s.get("properties").is_some() || s.get("type").is_some_and(|t| t == "object" || t.as_array().is_some_and(|a| a.contains(&json!("object")))) {
+    if s.get("properties").is_some()
+        || s.get("type")
+            .is_some_and(|t| t == "object" || t.as_array().is_some_and(|a| a.contains(&json!("object"))))
+    {
         out.push((path.clone(), s));
     }
     for (k, sub) in s.get("properties").and_then(Value::as_object).into_iter().flatten() {
@@ -96,10 +99,14 @@ fn every_style_meets_its_api_constraints_in_every_mode() {
 /// What a strict-mode model sends: every key, `null` for those it does not give.
 fn strict_call(name: &str) -> Value {
     match name {
-        "look" => json!({"view": "zoom", "region": {"field": null, "around": "vehicle", "x": null, "y": null, "radius_m": 60}, "frame": null, "other_frame": null}),
+        "look" => {
+            json!({"view": "zoom", "region": {"field": null, "around": "vehicle", "x": null, "y": null, "radius_m": 60}, "frame": null, "other_frame": null})
+        }
         "read" => json!({"what": "vehicle"}),
         "plan" => json!({"visits": ["F53"], "return_home": null}),
-        "dispatch" => json!({"skill": "goto", "arguments": {"place": null, "field": "F53", "seconds": null, "speed_cap_mps": null}}),
+        "dispatch" => {
+            json!({"skill": "goto", "arguments": {"place": null, "field": "F53", "seconds": null, "speed_cap_mps": null}})
+        }
         "note" => json!({"text": "hello"}),
         "ask_operator" => json!({"question": "go on?"}),
         other => panic!("no strict call for {other}"),
@@ -115,7 +122,8 @@ fn a_strict_mode_call_with_nulls_is_accepted_once_the_nulls_are_dropped() {
         let args = strict_call(name);
         // The call has exactly the keys strict mode makes the model send.
         let keys: Vec<&String> = args.as_object().unwrap().keys().collect();
-        let want: Vec<&String> = t["function"]["parameters"]["properties"].as_object().unwrap().keys().collect();
+        let want: Vec<&String> =
+            t["function"]["parameters"]["properties"].as_object().unwrap().keys().collect();
         assert_eq!(keys, want, "{name}");
         Call::parse(&tools, name, &drop_nulls(&args)).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
@@ -173,7 +181,9 @@ fn the_installed_skill_validates() {
     let name = &keys["name"];
     assert_eq!(name, &folder_name);
     let good = name.len() <= 64
-        && name.split('-').all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
+        && name
+            .split('-')
+            .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()));
     assert!(good, "{name}");
     let d = &keys["description"];
     assert!(!d.is_empty() && d.chars().count() <= 1024 && d.contains("Use when"), "{d}");

@@ -50,11 +50,11 @@ pub enum LineCommand {
         arguments: Value,
     },
     /// Ends the turn and waits for the next wake-up.
-    Wait,
+    Wait {},
     /// The run's status.
-    Status,
+    Status {},
     /// Ends the run the normal way.
-    End,
+    End {},
 }
 
 fn empty_object() -> Value {
@@ -83,7 +83,7 @@ impl LineFace {
             Err(e) => return self.with_status(json!({"ok": false, "error": format!("not a command: {e}")})),
         };
         let body = match cmd {
-            LineCommand::Status => {
+            LineCommand::Status {} => {
                 let s = self.port.status();
                 json!({"ok": true, "skill": s.skill, "progress": s.progress, "end": s.end, "success": s.success})
             }
@@ -95,8 +95,8 @@ impl LineFace {
                     self.answer(&self.port.tool(&tool, drop_nulls(&arguments)).await)
                 }
             }
-            LineCommand::Wait => self.answer(&self.port.wait_for_wake().await),
-            LineCommand::End => loop {
+            LineCommand::Wait {} => self.answer(&self.port.wait_for_wake().await),
+            LineCommand::End {} => loop {
                 if let a @ Answer::Ended { .. } = self.port.wait_for_wake().await {
                     let mut v = a.to_json();
                     v["ok"] = json!(true);
@@ -195,7 +195,9 @@ async fn connection(face: LineFace, stream: tokio::net::UnixStream) -> std::io::
             return Ok(());
         }
         let reply = if buf.len() > MAX_LINE && !buf.ends_with(b"\n") {
-            face.with_status(json!({"ok": false, "error": format!("the line is longer than {MAX_LINE} bytes")}))
+            face.with_status(
+                json!({"ok": false, "error": format!("the line is longer than {MAX_LINE} bytes")}),
+            )
         } else {
             face.reply(String::from_utf8_lossy(&buf).trim()).await
         };
@@ -226,9 +228,9 @@ mod tests {
     fn commands_round_trip_and_unknown_keys_are_refused() {
         let cmds = [
             LineCommand::Send { tool: "read".into(), arguments: json!({"what": "vehicle"}) },
-            LineCommand::Wait,
-            LineCommand::Status,
-            LineCommand::End,
+            LineCommand::Wait {},
+            LineCommand::Status {},
+            LineCommand::End {},
         ];
         for c in cmds {
             let text = serde_json::to_string(&c).unwrap();

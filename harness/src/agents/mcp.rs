@@ -20,9 +20,9 @@ use std::time::Duration;
 
 use base64::Engine;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, InitializeRequestParams,
-    InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -106,7 +106,10 @@ impl McpFace {
 pub fn answer_result(a: &Answer) -> CallToolResult {
     let image = |p: &Option<Picture>| {
         p.as_ref().map(|p| {
-            ContentBlock::image(base64::engine::general_purpose::STANDARD.encode(p.png.as_slice()), "image/png")
+            ContentBlock::image(
+                base64::engine::general_purpose::STANDARD.encode(p.png.as_slice()),
+                "image/png",
+            )
         })
     };
     match a {
@@ -197,14 +200,19 @@ pub enum FaceError {
 /// Serves one client on stdin/stdout until it closes them.
 pub async fn serve_stdio(face: McpFace) -> Result<(), FaceError> {
     use rmcp::ServiceExt;
-    let running = face.serve(rmcp::transport::stdio()).await.map_err(|e| FaceError::Transport(e.to_string()))?;
+    let running =
+        face.serve(rmcp::transport::stdio()).await.map_err(|e| FaceError::Transport(e.to_string()))?;
     running.waiting().await.map_err(|e| FaceError::Transport(e.to_string()))?;
     Ok(())
 }
 
 /// Serves streamable HTTP on `listener` (bound to 127.0.0.1 by the caller) until the run has
 /// ended and `linger_s` more have passed (time for the agent to read the end).
-pub async fn serve_http(face: McpFace, listener: tokio::net::TcpListener, linger_s: f64) -> Result<(), FaceError> {
+pub async fn serve_http(
+    face: McpFace,
+    listener: tokio::net::TcpListener,
+    linger_s: f64,
+) -> Result<(), FaceError> {
     use hyper_util::rt::TokioIo;
     use hyper_util::service::TowerToHyperService;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -213,8 +221,11 @@ pub async fn serve_http(face: McpFace, listener: tokio::net::TcpListener, linger
     let port = face.port.clone();
     let config = StreamableHttpServerConfig::default();
     let stop = config.cancellation_token.clone();
-    let service =
-        StreamableHttpService::new(move || Ok(face.clone()), Arc::new(LocalSessionManager::default()), config);
+    let service = StreamableHttpService::new(
+        move || Ok(face.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
     let over = async {
         port.ended().await;
         tokio::time::sleep(Duration::from_secs_f64(linger_s.max(0.0))).await;

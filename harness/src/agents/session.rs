@@ -227,7 +227,10 @@ impl AgentPort {
                 Phase::Starting => "the run has not started: call wait_for_wake for the start of the mission",
                 _ => "it is not your turn (the vehicle runs): call wait_for_wake for the next wake-up",
             };
-            return Answer::Refused { phase, message: format!("refused in phase {}: {why}", phase_word(phase)) };
+            return Answer::Refused {
+                phase,
+                message: format!("refused in phase {}: {why}", phase_word(phase)),
+            };
         }
         self.submit(Some((name.to_string(), arguments))).await
     }
@@ -439,8 +442,9 @@ impl AgentSession {
 fn cut_answer() -> Answer {
     Answer::Refused {
         phase: Phase::World,
-        message: "refused: this wake-up ended (a limit of the wake-up) before the call ran; call wait_for_wake"
-            .into(),
+        message:
+            "refused: this wake-up ended (a limit of the wake-up) before the call ran; call wait_for_wake"
+                .into(),
     }
 }
 

@@ -76,13 +76,15 @@ pub fn run(cmd: AgentCommand) -> Result<(), Failure> {
             let arguments: Value = serde_json::from_str(&arguments)
                 .map_err(|e| Failure::input(format!("agent send {tool}: the arguments are not JSON: {e}")))?;
             if !arguments.is_object() {
-                return Err(Failure::input(format!("agent send {tool}: the arguments must be one JSON object")));
+                return Err(Failure::input(format!(
+                    "agent send {tool}: the arguments must be one JSON object"
+                )));
             }
             (socket, LineCommand::Send { tool, arguments })
         }
-        AgentCommand::Wait(s) => (s, LineCommand::Wait),
-        AgentCommand::Status(s) => (s, LineCommand::Status),
-        AgentCommand::End(s) => (s, LineCommand::End),
+        AgentCommand::Wait(s) => (s, LineCommand::Wait {}),
+        AgentCommand::Status(s) => (s, LineCommand::Status {}),
+        AgentCommand::End(s) => (s, LineCommand::End {}),
     };
     let reply = request(&socket.socket, &line)
         .map_err(|e| Failure::input(format!("{}: no agent server answers: {e}", socket.socket.display())))?;

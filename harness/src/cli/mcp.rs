@@ -104,7 +104,8 @@ pub fn prepare(a: &AgentRunArgs, face: &str) -> Result<Prepared, Failure> {
     if a.mode == Mode::Classical {
         return Err(Failure::input("--mode classical has no planner to attach: use text, visual or checked"));
     }
-    if !(a.pace.is_finite() && a.pace >= 0.0 && a.connect_timeout_s.is_finite() && a.connect_timeout_s > 0.0) {
+    if !(a.pace.is_finite() && a.pace >= 0.0 && a.connect_timeout_s.is_finite() && a.connect_timeout_s > 0.0)
+    {
         return Err(Failure::input("--pace must be >= 0 and --connect-timeout-s > 0"));
     }
     if !a.scenario.is_file() {
@@ -191,7 +192,9 @@ pub fn run(a: McpArgs) -> Result<(), Failure> {
             let addr = listener.local_addr().map_err(|e| Failure::input(e.to_string()))?;
             println!("http://{addr}/mcp");
             let _ = std::io::stdout().flush();
-            crate::agents::mcp::serve_http(face, listener, a.linger_s).await.map_err(|e| Failure::input(e.to_string()))
+            crate::agents::mcp::serve_http(face, listener, a.linger_s)
+                .await
+                .map_err(|e| Failure::input(e.to_string()))
         }),
         None => rt.block_on(crate::agents::mcp::serve_stdio(face)).map_err(|e| Failure::input(e.to_string())),
     };

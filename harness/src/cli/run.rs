@@ -275,7 +275,12 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
 }
 
 /// The run row's planner of a `run`: classical, the scripted stand-in, or a model client.
-fn planner_info(mode: Mode, model: &str, provider: &str, think_s: f64) -> crate::runfolder::rows::PlannerInfo {
+fn planner_info(
+    mode: Mode,
+    model: &str,
+    provider: &str,
+    think_s: f64,
+) -> crate::runfolder::rows::PlannerInfo {
     let kind = match (mode, provider) {
         (Mode::Classical, _) => "classical",
         (_, "scripted") => "scripted",

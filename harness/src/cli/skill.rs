@@ -29,9 +29,11 @@ pub struct SkillArgs {
 /// Writes the skill's folder and prints its path.
 pub fn run(a: SkillArgs) -> Result<(), Failure> {
     let dir = a.install.join(SKILL_NAME);
-    std::fs::create_dir_all(&dir).map_err(|e| Failure::input(format!("{}: cannot create: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Failure::input(format!("{}: cannot create: {e}", dir.display())))?;
     let file = dir.join("SKILL.md");
-    std::fs::write(&file, SKILL_MD).map_err(|e| Failure::input(format!("{}: cannot write: {e}", file.display())))?;
+    std::fs::write(&file, SKILL_MD)
+        .map_err(|e| Failure::input(format!("{}: cannot write: {e}", file.display())))?;
     println!("{}", file.display());
     Ok(())
 }

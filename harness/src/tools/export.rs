@@ -54,7 +54,9 @@ pub fn export(tools: &[ToolDef], style: Style) -> Value {
             "parameters": strict_schema(&t.input_schema), "strict": true}}),
         Style::OpenaiResponses => json!({"type": "function", "name": t.name, "description": t.description,
             "parameters": strict_schema(&t.input_schema), "strict": true}),
-        Style::Anthropic => json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}),
+        Style::Anthropic => {
+            json!({"name": t.name, "description": t.description, "input_schema": t.input_schema})
+        }
         Style::Mcp => json!({"name": t.name, "description": t.description, "inputSchema": t.input_schema}),
     };
     let mut out: Vec<Value> = tools.iter().map(one).collect();
@@ -81,8 +83,13 @@ pub fn strict_schema(schema: &Value) -> Value {
         }
     }
     if obj.get("type").and_then(Value::as_str) == Some("object") {
-        let required: Vec<&str> =
-            obj.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+        let required: Vec<&str> = obj
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
         let mut props = Map::new();
         for (name, sub) in obj.get("properties").and_then(Value::as_object).into_iter().flatten() {
             let s = strict_schema(sub);
