@@ -295,3 +295,30 @@ fn a_read_only_agent_cannot_dispatch() {
     let status = poll(Duration::from_secs(30), Duration::from_millis(100), || server.0.try_wait().unwrap());
     assert_eq!(status.map(|s| s.code()), Some(Some(1)), "a run without success exits 1");
 }
+
+/// Bad input to the line protocol's commands: exit 2 with the problem named.
+#[test]
+fn line_commands_name_bad_input_and_a_missing_server() {
+    let tmp = TempDir::new("line-bad");
+    let socket = tmp.path("none.sock");
+    let o = harness(&["agent", "send", "read", "{not json", "--socket", &socket]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("agent send read: the arguments are not JSON"), "{}", text(&o));
+    let o = harness(&["agent", "send", "read", "[1]", "--socket", &socket]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("must be one JSON object"), "{}", text(&o));
+    let o = harness(&["agent", "status", "--socket", &socket]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("no agent server answers"), "{}", text(&o));
+    let o = harness(&[
+        "mcp",
+        "--scenario",
+        "scenarios/t1_01_one_field.json",
+        "--out",
+        &tmp.path("o"),
+        "--agent-name",
+        "a b",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("--agent-name \"a b\""), "{}", text(&o));
+}
