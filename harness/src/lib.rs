@@ -15,6 +15,8 @@
 //! - [`tools`]: the planner's tools, their schemas, their execution, and the map pictures
 //!   ([`tools::picture`], PNG 640 × 692).
 //! - [`run`]: the planner loop, the classical rule set, success checks and the score.
+//! - [`agents`]: external agents as planners: the session fed by an agent's calls, the MCP
+//!   server face and the line protocol face.
 //! - [`review`]: the review of a run folder: the web viewer and the MP4 video, and what they share.
 //! - [`cli`]: the faces: the commands of the `acres-harness` binary.
 //!
@@ -23,6 +25,7 @@
 #[macro_use]
 mod words;
 
+pub mod agents;
 pub mod cli;
 pub mod clock;
 pub mod planners;

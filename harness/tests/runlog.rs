@@ -115,6 +115,12 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
         limits: Limits::default(),
         recovery: Recovery::default(),
         pace: 0.0,
+        planner: Some(acres_harness::runfolder::rows::PlannerInfo {
+            kind: "scripted".into(),
+            face: None,
+            options: serde_json::Map::new(),
+            versions: serde_json::Map::new(),
+        }),
     };
     let (end, checks) = if success {
         (EndCode::Done, vec![("home", true)])

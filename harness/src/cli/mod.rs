@@ -9,11 +9,19 @@
 //! acres-harness replay runs/a/t2_06_truck_on_the_lane__checked__scripted
 //! acres-harness view runs/a [--follow] [--port N]
 //! acres-harness video runs/a/t2_06_truck_on_the_lane__checked__scripted --out truck.mp4
+//! acres-harness tools --style openai|openai-responses|anthropic|mcp [--mode checked]
+//! acres-harness mcp --scenario scenarios/t1_01_scout_one_field.json --out runs/a --agent-name claude-code [--http 0]
+//! acres-harness agent serve --scenario F --out runs/a --agent-name sh --socket S; agent send|wait|status|end
+//! acres-harness skill --install .claude/skills
 //! acres-harness learn-costs [--map scenarios/maps/default.json] [--out scenarios/costs]
 //! ```
 
+pub mod agent;
+pub mod mcp;
 pub mod replay;
 pub mod run;
+pub mod skill;
+pub mod tools;
 pub mod video;
 pub mod view;
 
@@ -117,6 +125,19 @@ pub enum Command {
         #[arg(long, env = "ACRES_COST_TABLES", default_value = "scenarios/costs")]
         out: PathBuf,
     },
+    /// Prints the tool definitions of a mode in the shape of one tool-calling API.
+    Tools(tools::ToolsArgs),
+    /// Runs one scenario with an external agent as the planner, served as an MCP server.
+    Mcp(Box<mcp::McpArgs>),
+    /// Writes the agent skill acres-planner (SKILL.md) into a skills folder.
+    Skill(skill::SkillArgs),
+    /// The line protocol face: `agent serve` runs one scenario on a Unix socket; `agent send`,
+    /// `wait`, `status`, `end` print one JSON line each.
+    Agent {
+        /// The agent command.
+        #[command(subcommand)]
+        command: agent::AgentCommand,
+    },
 }
 
 /// Runs the parsed command line.
@@ -132,6 +153,10 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::StubServer { script, record, port } => {
             crate::planners::models::stub::serve(&script, record, port).map_err(Failure::input)
         }
+        Command::Tools(a) => tools::run(a),
+        Command::Mcp(a) => mcp::run(*a),
+        Command::Skill(a) => skill::run(a),
+        Command::Agent { command } => agent::run(command),
         Command::LearnCosts { map, out } => learn_costs(&map, &out),
     };
     match result {

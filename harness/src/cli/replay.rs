@@ -129,6 +129,8 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         secret_vars: Vec::new(),
         record: true,
         link: None,
+        // The recorded planner's calls are re-run: the run row says which planner they were.
+        planner: run_row.planner.clone(),
     };
     let table = crate::planners::planning::costs::CostTable::load(
         &super::run::costs_dir(),

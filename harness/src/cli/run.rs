@@ -136,17 +136,17 @@ fn fnv(s: &str) -> u64 {
     s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
-fn parse_mode(s: &str) -> Result<Mode, String> {
+pub(crate) fn parse_mode(s: &str) -> Result<Mode, String> {
     serde_json::from_value(json!(s))
         .map_err(|_| format!("unknown mode \"{s}\"; expected classical, text, visual or checked"))
 }
 
-fn parse_profile(s: &str) -> Result<Profile, String> {
+pub(crate) fn parse_profile(s: &str) -> Result<Profile, String> {
     serde_json::from_value(json!(s))
         .map_err(|_| format!("unknown profile \"{s}\"; expected vehicle or simulator"))
 }
 
-fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
+pub(crate) fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
     match s {
         "off" => Ok(RecoveryMode::Off),
         "menu" => Ok(RecoveryMode::Menu),
@@ -154,7 +154,7 @@ fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
     }
 }
 
-fn parse_kv(s: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_kv(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .ok_or_else(|| format!("\"{s}\" is not KEY=VALUE"))
@@ -233,6 +233,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         secret_vars: mc.api_key_env.iter().cloned().collect(),
         record: true,
         link,
+        planner: Some(planner_info(a.mode, &model.name, &mc.provider, a.think_s)),
     };
     let gate = GateFile::make(&a, mc)?;
     let client_opts = crate::planners::models::ClientOptions {
@@ -271,6 +272,31 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         return Ok(());
     }
     report(a, &results, view_url)
+}
+
+/// The run row's planner of a `run`: classical, the scripted stand-in, or a model client.
+fn planner_info(
+    mode: Mode,
+    model: &str,
+    provider: &str,
+    think_s: f64,
+) -> crate::runfolder::rows::PlannerInfo {
+    let kind = match (mode, provider) {
+        (Mode::Classical, _) => "classical",
+        (_, "scripted") => "scripted",
+        _ => "model",
+    };
+    let mut options = serde_json::Map::new();
+    if kind != "classical" {
+        options.insert("model".into(), json!(model));
+        options.insert("provider".into(), json!(provider));
+    }
+    if kind == "scripted" {
+        options.insert("think_s".into(), json!(think_s));
+    }
+    let mut versions = serde_json::Map::new();
+    versions.insert("harness".into(), json!(crate::HARNESS_VERSION));
+    crate::runfolder::rows::PlannerInfo { kind: kind.into(), face: None, options, versions }
 }
 
 /// Checks the numbers and the scenario paths of the command line.

@@ -144,6 +144,11 @@ pub trait Session: Send {
     fn estimate(&self, _blocks: &[Block]) -> Usage {
         Usage::default()
     }
+    /// Told of the mission time, the running skill and its progress at each pose row (every
+    /// 0.5 s of mission time); an agent's session shows them to the waiting agent.
+    fn observe(&mut self, _t_s: f64, _skill: Option<&str>, _progress: f64) {}
+    /// Told that a wake-up's turn is over (the planner ended it, or a limit did).
+    fn turn_over(&mut self) {}
 }
 
 /// What starts sessions: a model configuration.

@@ -78,6 +78,8 @@ pub struct RunOptions {
     pub record: bool,
     /// The link world's options (`--world link`); `None`: the core in the process.
     pub link: Option<crate::world::link::LinkOptions>,
+    /// The planner as the run row records it (`None`: not recorded).
+    pub planner: Option<crate::runfolder::rows::PlannerInfo>,
 }
 
 impl RunOptions {
@@ -101,6 +103,7 @@ impl RunOptions {
             secret_vars: Vec::new(),
             record: true,
             link: None,
+            planner: None,
         }
     }
 }
@@ -273,6 +276,7 @@ fn run_row(
         limits: limits.clone(),
         recovery: recovery.clone(),
         pace: opts.pace,
+        planner: opts.planner.clone(),
     }
 }
 

@@ -143,7 +143,12 @@ impl Loop<'_> {
         if self.seen.next_pose_n > 1 {
             self.st.memory.driven.push(v.pose.pos());
         }
-        let skill = self.st.port().status_ref().skill.map(|s| s.as_str().to_string());
+        let status = self.st.port().status_ref();
+        let skill = status.skill.map(|s| s.as_str().to_string());
+        let progress = status.progress;
+        if let Some(s) = self.session.as_mut() {
+            s.observe(t, skill.as_deref(), progress);
+        }
         let row = PoseRow {
             t,
             wall: wall_now(),

@@ -54,6 +54,9 @@ impl Loop<'_> {
             frame: frame_id,
         }));
         self.turn(blocks);
+        if let Some(s) = self.session.as_mut() {
+            s.turn_over();
+        }
     }
 
     fn turn(&mut self, mut blocks: Vec<Block>) {

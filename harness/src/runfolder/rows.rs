@@ -242,6 +242,26 @@ pub struct RunRow {
     pub recovery: Recovery,
     /// Mission seconds for each wall second (0: no limit).
     pub pace: f64,
+    /// The planner: its kind, the face an external agent used, its options and versions
+    /// (absent in run folders written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planner: Option<PlannerInfo>,
+}
+
+/// What planner a run had (the run row's `planner`): the score keys on planner × model × scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlannerInfo {
+    /// `classical`, `scripted`, `model` (a language model behind a model client), `agent` (an
+    /// external agent through a face) or `replay`.
+    pub kind: String,
+    /// The face of an agent: `mcp-stdio`, `mcp-http` or `line`; null for the others.
+    #[serde(deserialize_with = "nullable")]
+    pub face: Option<String>,
+    /// The planner's options as given.
+    pub options: Map<String, Value>,
+    /// The versions of what made the planner (the harness, the MCP SDK).
+    pub versions: Map<String, Value>,
 }
 
 /// The vehicle at one pose time (t = 0, 0.5, 1.0, ...).

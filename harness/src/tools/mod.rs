@@ -15,6 +15,7 @@
 
 pub mod call;
 pub mod exec;
+pub mod export;
 pub mod picture;
 pub mod schema;
 pub mod state;
