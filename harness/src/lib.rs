@@ -15,6 +15,8 @@
 //! - [`tools`]: the planner's tools, their schemas, their execution, and the map pictures
 //!   ([`tools::picture`], PNG 640 × 692).
 //! - [`run`]: the planner loop, the classical rule set, success checks and the score.
+//! - [`sweep`]: sweeps (many runs from one spec, resumable, sharded on Slurm or Kubernetes) and
+//!   the leaderboard that merges them.
 //! - [`review`]: the review of a run folder: the web viewer and the MP4 video, and what they share.
 //! - [`cli`]: the faces: the commands of the `acres-harness` binary.
 //!
@@ -29,6 +31,7 @@ pub mod planners;
 pub mod review;
 pub mod run;
 pub mod runfolder;
+pub mod sweep;
 pub mod tools;
 pub mod world;
 

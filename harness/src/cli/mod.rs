@@ -10,10 +10,14 @@
 //! acres-harness view runs/a [--follow] [--port N]
 //! acres-harness video runs/a/t2_06_truck_on_the_lane__checked__scripted --out truck.mp4
 //! acres-harness learn-costs [--map scenarios/maps/default.json] [--out scenarios/costs]
+//! acres-harness sweep sweep.toml --out sweeps/a [--shard 2/3] [--list] [--emit slurm|k8s --shards 3]
+//! acres-harness leaderboard sweeps/a [--json] [--csv] [--markdown] [--svg F] [--png F]
 //! ```
 
+pub mod leaderboard;
 pub mod replay;
 pub mod run;
+pub mod sweep;
 pub mod video;
 pub mod view;
 
@@ -117,6 +121,11 @@ pub enum Command {
         #[arg(long, env = "ACRES_COST_TABLES", default_value = "scenarios/costs")]
         out: PathBuf,
     },
+    /// Runs a sweep spec (models × modes × profiles × scenarios × repeats), or one shard of it;
+    /// finished runs are skipped; `--emit slurm|k8s` prints its scheduler files.
+    Sweep(Box<sweep::SweepArgs>),
+    /// Merges sweep folders (shards) and prints the leaderboard.
+    Leaderboard(leaderboard::LeaderboardArgs),
 }
 
 /// Runs the parsed command line.
@@ -133,6 +142,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
             crate::planners::models::stub::serve(&script, record, port).map_err(Failure::input)
         }
         Command::LearnCosts { map, out } => learn_costs(&map, &out),
+        Command::Sweep(a) => sweep::run(*a),
+        Command::Leaderboard(a) => leaderboard::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -89,6 +89,10 @@ pub struct RunArgs {
     /// The world's seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// What each run records: all (episode.mcap and episode.interface.mcap), interface (the
+    /// interface file only) or none.
+    #[arg(long, default_value = "all", value_parser = super::sweep::parse_record)]
+    pub record: crate::runfolder::kinds::Record,
     /// Print nothing but errors.
     #[arg(long)]
     pub quiet: bool,
@@ -231,7 +235,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         wake_s: mc.wake_timeout_s,
         calls_per_run: mc.limits.calls_per_run,
         secret_vars: mc.api_key_env.iter().cloned().collect(),
-        record: true,
+        record: a.record,
         link,
     };
     let gate = GateFile::make(&a, mc)?;
@@ -316,7 +320,8 @@ fn report(a: &RunArgs, results: &[Summary], view_url: Option<String>) -> Result<
     Ok(())
 }
 
-fn load_tables(scenarios: &[Scenario]) -> Result<BTreeMap<(String, String), CostTable>, Failure> {
+/// The cost table of each (map, condition) of the scenarios.
+pub(crate) fn load_tables(scenarios: &[Scenario]) -> Result<BTreeMap<(String, String), CostTable>, Failure> {
     let dir = costs_dir();
     let mut tables = BTreeMap::new();
     for sc in scenarios {
@@ -510,6 +515,8 @@ fn child_args(a: &RunArgs, file: &Path, maps: &Path, gate_file: Option<&Path>) -
         a.think_s.to_string(),
         "--seed".into(),
         a.seed.to_string(),
+        "--record".into(),
+        a.record.as_str().into(),
     ];
     if a.operator {
         v.push("--operator".into());

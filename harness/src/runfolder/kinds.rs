@@ -184,6 +184,28 @@ impl ReasoningLogged {
     }
 }
 
+/// What a run records (`--record`, the sweep spec's `record`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Record {
+    /// Both files: `episode.mcap` and `episode.interface.mcap`.
+    #[default]
+    All,
+    /// `episode.interface.mcap` only (the vehicle's interface; no clouds, no planner topics).
+    Interface,
+    /// No recording: the run folder holds `run.jsonl` and the frames only.
+    None,
+}
+words!(Record { All => "all", Interface => "interface", None => "none" });
+
+impl Record {
+    /// Whether both files are recorded (the run row leaves `record` out then).
+    pub fn is_all(&self) -> bool {
+        *self == Record::All
+    }
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +218,7 @@ mod tests {
         check(Stop::ToolUse.as_str(), serde_json::to_value(Stop::ToolUse).unwrap());
         check(PlanSource::PlanChecker.as_str(), serde_json::to_value(PlanSource::PlanChecker).unwrap());
         check(BlockKind::ToolResult.as_str(), serde_json::to_value(BlockKind::ToolResult).unwrap());
+        check(Record::Interface.as_str(), serde_json::to_value(Record::Interface).unwrap());
         for code in EndCode::ALL {
             check(code.as_str(), serde_json::to_value(code).unwrap());
         }

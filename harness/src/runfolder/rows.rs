@@ -23,7 +23,7 @@ pub use super::calls::{
     ToolCall, ToolRow, Usage,
 };
 pub use super::kinds::{
-    BlockKind, EndCode, Mode, PlanSource, Profile, ReasoningLogged, Stop, View, WakeReason, World,
+    BlockKind, EndCode, Mode, PlanSource, Profile, ReasoningLogged, Record, Stop, View, WakeReason, World,
 };
 pub use super::score::Score;
 pub use crate::planners::interface::ToolDef;
@@ -242,6 +242,9 @@ pub struct RunRow {
     pub recovery: Recovery,
     /// Mission seconds for each wall second (0: no limit).
     pub pace: f64,
+    /// What the run records (`--record`); left out when `all` (both files).
+    #[serde(default, skip_serializing_if = "Record::is_all")]
+    pub record: Record,
 }
 
 /// The vehicle at one pose time (t = 0, 0.5, 1.0, ...).
