@@ -115,6 +115,7 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
         limits: Limits::default(),
         recovery: Recovery::default(),
         pace: 0.0,
+        record: Default::default(),
     };
     let (end, checks) = if success {
         (EndCode::Done, vec![("home", true)])

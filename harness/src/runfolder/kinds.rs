@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::planners::interface::{Stop, WakeReason};
 
 /// The mode of a run: who plans and which tools it has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// No model: the mission planner orders the fields, the skills drive.
@@ -24,7 +24,7 @@ pub enum Mode {
 words!(Mode { Classical => "classical", Text => "text", Visual => "visual", Checked => "checked" });
 
 /// The input profile: which facts the planner gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {
     /// Only what a real vehicle has (the default).

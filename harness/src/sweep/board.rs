@@ -197,7 +197,7 @@ fn group(planner: String, model: String, mode: Mode, profile: Profile, es: &[&En
     let (mut interventions, mut repairs) = (0, 0);
     for e in es {
         let s = &e.score;
-        *reps.entry(&e.id.scenario).or_default() += 1;
+        *reps.entry(e.id.scenario.as_str()).or_default() += 1;
         let slot = scenarios.entry(e.id.scenario.clone()).or_default();
         if is_infrastructure(s.end) {
             infrastructure += 1;

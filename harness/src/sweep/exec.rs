@@ -22,7 +22,6 @@ use crate::planners::models::config::Resolved;
 use crate::planners::planning::costs::CostTable;
 use crate::planners::Client;
 use crate::run::{run_scenario, Planner, RunOptions};
-use crate::runfolder::recording::Record;
 use crate::runfolder::rows::Mode;
 use crate::runfolder::validate::{find_run_folders, validate_folder, Status};
 use crate::scenario::Scenario;
