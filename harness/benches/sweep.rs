@@ -27,7 +27,11 @@ fn harness(args: &[&str]) -> f64 {
     let t0 = Instant::now();
     let o = Command::new(exe()).args(args).current_dir(root()).output().expect("the harness runs");
     let wall = t0.elapsed().as_secs_f64();
-    assert!(o.status.success() || o.status.code() == Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success() || o.status.code() == Some(1),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     wall
 }
 
@@ -74,7 +78,18 @@ fn main() {
             let _ = std::fs::remove_dir_all(&out);
             let o = out.display().to_string();
             let s = scenarios.display().to_string();
-            walls[i].push(harness(&["run", "--scenario", &s, "--out", &o, "--workers", "2", "--quiet", "--record", c]));
+            walls[i].push(harness(&[
+                "run",
+                "--scenario",
+                &s,
+                "--out",
+                &o,
+                "--workers",
+                "2",
+                "--quiet",
+                "--record",
+                c,
+            ]));
             bytes[i] = bytes_below(&out);
             mission = mission_s(&out);
         }
@@ -90,13 +105,26 @@ fn main() {
 
     // 2. The sweep's overhead: the same 10 runs as `run` and as `sweep` (record all).
     let spec = tmp.join("suite.toml");
-    std::fs::write(&spec, format!("scenarios = [\"{}\"]\nmodes = [\"checked\"]\nworkers = 2\n", scenarios.display())).unwrap();
+    std::fs::write(
+        &spec,
+        format!("scenarios = [\"{}\"]\nmodes = [\"checked\"]\nworkers = 2\n", scenarios.display()),
+    )
+    .unwrap();
     let (mut single, mut swept, mut resumed) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         let run_out = tmp.join("single");
         let _ = std::fs::remove_dir_all(&run_out);
         let s = scenarios.display().to_string();
-        single.push(harness(&["run", "--scenario", &s, "--out", &run_out.display().to_string(), "--workers", "2", "--quiet"]));
+        single.push(harness(&[
+            "run",
+            "--scenario",
+            &s,
+            "--out",
+            &run_out.display().to_string(),
+            "--workers",
+            "2",
+            "--quiet",
+        ]));
         let sweep_out = tmp.join("swept");
         let _ = std::fs::remove_dir_all(&sweep_out);
         let so = sweep_out.display().to_string();
@@ -140,7 +168,12 @@ fn main() {
     let made = t0.elapsed().as_secs_f64();
     let mut merges = Vec::new();
     for _ in 0..rounds {
-        merges.push(harness(&["leaderboard", &big.display().to_string(), "--json", &tmp.join("big.json").display().to_string()]));
+        merges.push(harness(&[
+            "leaderboard",
+            &big.display().to_string(),
+            "--json",
+            &tmp.join("big.json").display().to_string(),
+        ]));
     }
     println!(
         "sweep: leaderboard of 10,000 run folders ({:.1} MB of rows; fixture made in {made:.1} s): median {:.2} s over {rounds}",

@@ -22,8 +22,8 @@ use acres_harness::planners::planning::costs::CostTable;
 use acres_harness::planners::scripted::ScriptedClient;
 use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::runfolder::recording::bag::{CHUNK_SIZE_BYTES, FLUSH_EVERY_S, FLUSH_MIN_WALL_S};
-use acres_harness::runfolder::recording::Record;
 use acres_harness::runfolder::recording::sink::{BATCH_ITEMS, QUEUE_BATCHES, SEND_EVERY_S};
+use acres_harness::runfolder::recording::Record;
 use acres_harness::runfolder::{validate_folder, Status};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcap_readers.py");

@@ -25,17 +25,18 @@ def model_name(doc):
 def check(value, type_name, path, problems):
     if value is None:
         return
-    if type_name.startswith("list["):
+    # The client writes list[T] / dict(str, T) or, lately, List[T] / Dict[str, T].
+    if type_name.lower().startswith("list["):
         if not isinstance(value, list):
             problems.append(f"{path}: expected a list")
             return
         for i, item in enumerate(value):
             check(item, type_name[5:-1], f"{path}[{i}]", problems)
-    elif type_name.startswith("dict("):
+    elif type_name.lower().startswith(("dict(", "dict[")):
         if not isinstance(value, dict):
             problems.append(f"{path}: expected a map")
             return
-        inner = type_name[5:-1].split(", ", 1)[1]
+        inner = type_name[5:-1].split(",", 1)[1].strip()
         for key, item in value.items():
             check(item, inner, f"{path}.{key}", problems)
     elif type_name in SCALARS:

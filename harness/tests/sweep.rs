@@ -27,8 +27,10 @@ fn text(o: &Output) -> String {
 
 /// A spec of `scenarios` (shipped file stems) in text mode, `repeats` each, recording nothing.
 fn spec(dir: &Path, scenarios: &[&str], repeats: u32) -> PathBuf {
-    let files: Vec<String> =
-        scenarios.iter().map(|s| format!("\"{}\"", root().join("scenarios").join(format!("{s}.json")).display())).collect();
+    let files: Vec<String> = scenarios
+        .iter()
+        .map(|s| format!("\"{}\"", root().join("scenarios").join(format!("{s}.json")).display()))
+        .collect();
     let p = dir.join("sweep.toml");
     std::fs::write(
         &p,
@@ -67,7 +69,11 @@ fn board_json(dirs: &[&Path]) -> (String, Output) {
 #[test]
 fn a_sweep_killed_mid_way_resumes_without_redoing_finished_runs() {
     let tmp = TempDir::new("sweep-kill");
-    let spec = spec(&tmp, &["t1_01_one_field", "t2_06_truck_on_the_lane", "t2_09_static_truck_in_the_next_field"], 2);
+    let spec = spec(
+        &tmp,
+        &["t1_01_one_field", "t2_06_truck_on_the_lane", "t2_09_static_truck_in_the_next_field"],
+        2,
+    );
     let (a, b) = (tmp.join("a"), tmp.join("b"));
     let (spec_s, a_s, b_s) = (spec.display().to_string(), a.display().to_string(), b.display().to_string());
     let child = Command::new(env!("CARGO_BIN_EXE_acres-harness"))
@@ -77,7 +83,9 @@ fn a_sweep_killed_mid_way_resumes_without_redoing_finished_runs() {
         .unwrap();
     let mut child = Child(child);
     // Kill it once two runs are finished (the third is being made or about to be).
-    let two = poll(Duration::from_secs(300), Duration::from_millis(20), || (start_walls(&a).len() >= 2).then_some(()));
+    let two = poll(Duration::from_secs(300), Duration::from_millis(20), || {
+        (start_walls(&a).len() >= 2).then_some(())
+    });
     child.0.kill().unwrap();
     child.0.wait().unwrap();
     assert!(two.is_some(), "the sweep finished no two runs in 300 s");
@@ -89,7 +97,11 @@ fn a_sweep_killed_mid_way_resumes_without_redoing_finished_runs() {
     assert_eq!(listed.lines().filter(|l| l.ends_with("  done")).count(), before.len(), "{listed}");
     let o = harness(&["sweep", &spec_s, "--out", &a_s, "--workers", "2"]);
     assert!(o.status.success(), "{}", text(&o));
-    assert!(text(&o).contains(&format!("{} done before, {} made now", before.len(), 6 - before.len())), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("{} done before, {} made now", before.len(), 6 - before.len())),
+        "{}",
+        text(&o)
+    );
     let after = start_walls(&a);
     assert_eq!(after.len(), 6);
     for (folder, wall) in &before {
@@ -111,7 +123,15 @@ fn a_sweep_killed_mid_way_resumes_without_redoing_finished_runs() {
     assert_eq!(ja, jb);
     let shards: Vec<PathBuf> = (1..=3).map(|i| tmp.join(format!("s{i}"))).collect();
     for (i, d) in shards.iter().enumerate() {
-        let o = harness(&["sweep", &spec_s, "--out", &d.display().to_string(), "--shard", &format!("{}/3", i + 1), "--quiet"]);
+        let o = harness(&[
+            "sweep",
+            &spec_s,
+            "--out",
+            &d.display().to_string(),
+            "--shard",
+            &format!("{}/3", i + 1),
+            "--quiet",
+        ]);
         assert!(o.status.success(), "{}", text(&o));
     }
     let refs: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
@@ -123,12 +143,19 @@ fn a_sweep_killed_mid_way_resumes_without_redoing_finished_runs() {
     let kept: Vec<&Path> = refs.iter().enumerate().filter(|(i, _)| *i != gone).map(|(_, d)| *d).collect();
     let (_, o) = board_json(&kept);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    let missing = String::from_utf8_lossy(&o.stderr).lines().filter(|l| l.starts_with("missing scripted/text/vehicle/")).count();
+    let missing = String::from_utf8_lossy(&o.stderr)
+        .lines()
+        .filter(|l| l.starts_with("missing scripted/text/vehicle/"))
+        .count();
     assert_eq!(missing, start_walls(&shards[gone]).len(), "{}", text(&o));
     // The same folder twice: every run is a duplicate.
     let (_, o) = board_json(&[&a, &b]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("duplicate scripted/text/vehicle/t1_01_one_field/1"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("duplicate scripted/text/vehicle/t1_01_one_field/1"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// Rewrites a run folder's run row and end row for a fixture place.
@@ -179,7 +206,10 @@ fn the_leaderboard_of_a_fixture_matches_hand_computed_pass_k_wilson_and_flips() 
     assert!(o.status.success(), "{}", text(&o));
     let v: Value = serde_json::from_str(&j).unwrap();
     let g = &v["groups"][0];
-    assert_eq!((g["runs"].as_u64(), g["infrastructure"].as_u64(), g["counted"].as_u64()), (Some(9), Some(1), Some(8)));
+    assert_eq!(
+        (g["runs"].as_u64(), g["infrastructure"].as_u64(), g["counted"].as_u64()),
+        (Some(9), Some(1), Some(8))
+    );
     assert_eq!(g["successes"], json!(6));
     let close = |a: &Value, b: f64| (a.as_f64().unwrap() - b).abs() < 1e-9;
     assert!(close(&g["success_rate"], 0.75));
@@ -199,8 +229,11 @@ fn the_leaderboard_of_a_fixture_matches_hand_computed_pass_k_wilson_and_flips() 
     assert!(close(&g["flip_rate"], 2.0 / 3.0));
     assert!(close(&g["usd_per_run"], 0.5) && close(&g["usd_per_success"], 4.5 / 6.0));
     // A plan naming a run that is not there: missing, by id, exit 1.
-    std::fs::write(out.join("sweep.plan.json"), r#"{"spec": "x.toml", "runs": ["m/text/vehicle/A/1", "m/text/vehicle/D/1"]}"#)
-        .unwrap();
+    std::fs::write(
+        out.join("sweep.plan.json"),
+        r#"{"spec": "x.toml", "runs": ["m/text/vehicle/A/1", "m/text/vehicle/D/1"]}"#,
+    )
+    .unwrap();
     let (_, o) = board_json(&[&out]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("missing m/text/vehicle/D/1"), "{}", text(&o));
@@ -220,7 +253,9 @@ fn the_leaderboard_of_a_fixture_matches_hand_computed_pass_k_wilson_and_flips() 
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(std::fs::read_to_string(&csv).unwrap().starts_with("planner,model,mode,profile,runs,"));
-    assert!(std::fs::read_to_string(&md).unwrap().contains("| model | m | text | vehicle | 9 | 1 | 6/8 0.750 |"));
+    assert!(std::fs::read_to_string(&md)
+        .unwrap()
+        .contains("| model | m | text | vehicle | 9 | 1 | 6/8 0.750 |"));
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"));
     assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
 }
@@ -233,8 +268,14 @@ fn a_bad_spec_is_refused_with_the_file_and_the_key() {
     let o = harness(&["sweep", &p.display().to_string(), "--out", &tmp.path("o")]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("bad.toml: at scenarios[0]:"), "{}", text(&o));
-    std::fs::write(&p, format!("scenarios = [\"{}\"]\nmodes = [\"checked\"]\nrepeats = 0\n", root().join("scenarios").display()))
-        .unwrap();
+    std::fs::write(
+        &p,
+        format!(
+            "scenarios = [\"{}\"]\nmodes = [\"checked\"]\nrepeats = 0\n",
+            root().join("scenarios").display()
+        ),
+    )
+    .unwrap();
     let o = harness(&["sweep", &p.display().to_string(), "--out", &tmp.path("o")]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("bad.toml: at repeats: must be at least 1"), "{}", text(&o));
@@ -252,10 +293,24 @@ fn the_emitted_slurm_script_passes_shellcheck_and_the_k8s_manifest_validates() {
     let tmp = TempDir::new("sweep-emit");
     let spec = spec(&tmp, &["t1_01_one_field"], 3);
     let s = spec.display().to_string();
-    let o = harness(&["sweep", &s, "--out", "/shared/out", "--emit", "slurm", "--shards", "3", "--throttle", "2"]);
+    let o = harness(&[
+        "sweep",
+        &s,
+        "--out",
+        "/shared/out",
+        "--emit",
+        "slurm",
+        "--shards",
+        "3",
+        "--throttle",
+        "2",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let script = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(script.contains("--array=1-3%2") && script.contains("--dependency=\"afterok:$array_job\""), "{script}");
+    assert!(
+        script.contains("--array=1-3%2") && script.contains("--dependency=\"afterok:$array_job\""),
+        "{script}"
+    );
     let file = tmp.join("submit.sh");
     std::fs::write(&file, &script).unwrap();
     let required = std::env::var_os("ACRES_REQUIRE_TOOLS").is_some();
@@ -263,7 +318,18 @@ fn the_emitted_slurm_script_passes_shellcheck_and_the_k8s_manifest_validates() {
         Ok(o) => assert!(o.status.success(), "shellcheck:\n{}", text(&o)),
         Err(e) => assert!(!required, "shellcheck: {e}"),
     }
-    let o = harness(&["sweep", &s, "--out", "/sweep/out", "--emit", "k8s", "--shards", "3", "--image", "acres:1"]);
+    let o = harness(&[
+        "sweep",
+        &s,
+        "--out",
+        "/sweep/out",
+        "--emit",
+        "k8s",
+        "--shards",
+        "3",
+        "--image",
+        "acres:1",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let manifest = tmp.join("job.yaml");
     std::fs::write(&manifest, &o.stdout).unwrap();

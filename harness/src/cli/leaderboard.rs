@@ -53,7 +53,8 @@ fn put(target: &Path, text: &[u8]) -> Result<bool, Failure> {
     if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).map_err(|e| Failure::input(format!("{}: {e}", parent.display())))?;
     }
-    crate::sweep::exec::write_atomic(target, text).map_err(|e| Failure::input(format!("{}: {e}", target.display())))?;
+    crate::sweep::exec::write_atomic(target, text)
+        .map_err(|e| Failure::input(format!("{}: {e}", target.display())))?;
     Ok(false)
 }
 
@@ -74,7 +75,8 @@ pub fn run(a: LeaderboardArgs) -> Result<(), Failure> {
     let groups = board::groups(&merge.entries);
     let mut printed = false;
     if let Some(t) = &a.json {
-        let text = serde_json::to_string_pretty(&board::to_json(&merge, &groups, a.wall)).expect("json") + "\n";
+        let text =
+            serde_json::to_string_pretty(&board::to_json(&merge, &groups, a.wall)).expect("json") + "\n";
         printed |= put(t, text.as_bytes())?;
     }
     if let Some(t) = &a.csv {

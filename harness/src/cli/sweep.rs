@@ -111,16 +111,22 @@ pub fn run(a: SweepArgs) -> Result<(), Failure> {
     }
     let shard = match a.shard {
         Some(s) => s,
-        None => Shard::from_env(|k| std::env::var(k).ok(), a.shards).map_err(Failure::input)?.unwrap_or(Shard::ALL),
+        None => Shard::from_env(|k| std::env::var(k).ok(), a.shards)
+            .map_err(Failure::input)?
+            .unwrap_or(Shard::ALL),
     };
     let maps = spec.maps.clone().unwrap_or_else(|| maps_dir(&spec.scenarios));
     let scenarios =
         crate::scenario::load_all(&spec.scenarios, &maps).map_err(|e| Failure::input(e.to_string()))?;
     if scenarios.is_empty() {
-        return Err(Failure::input(format!("{}: at scenarios: no scenario in the files or folders", a.spec.display())));
+        return Err(Failure::input(format!(
+            "{}: at scenarios: no scenario in the files or folders",
+            a.spec.display()
+        )));
     }
     let runs = exec::plan(&spec, &scenarios);
-    std::fs::create_dir_all(&a.out).map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
     exec::write_plan(&a.out, &spec, &runs)
         .map_err(|e| Failure::input(format!("{}: cannot write the plan: {e}", a.out.display())))?;
     let (todo, total) = exec::todo(&a.out, &runs, shard);
@@ -192,7 +198,8 @@ fn models(spec: &Spec, gates: &Gates) -> Result<Models, Failure> {
                     std::process::id(),
                     crate::sweep::stable_hash(&r.config.service())
                 ));
-                std::fs::write(&p, "").map_err(|e| at(format!("{}: cannot make the call gate: {e}", p.display())))?;
+                std::fs::write(&p, "")
+                    .map_err(|e| at(format!("{}: cannot make the call gate: {e}", p.display())))?;
                 gates.0.lock().expect("gates lock").push(p.clone());
                 Some(p)
             }
@@ -218,10 +225,14 @@ fn emit(a: &SweepArgs, spec: &Spec, e: Emit) -> Result<(), Failure> {
     if shards == 0 {
         return Err(Failure::input("--shards must be at least 1"));
     }
-    let abs = |p: &std::path::Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string();
+    let abs = |p: &std::path::Path| {
+        std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string()
+    };
     let harness = match &a.harness {
         Some(h) => h.clone(),
-        None => std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "acres-harness".into()),
+        None => std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "acres-harness".into()),
     };
     let o = EmitOptions {
         spec: abs(&a.spec),

@@ -205,7 +205,6 @@ impl Record {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,20 +68,25 @@ impl Merge {
             }
             for folder in find_run_folders(dir) {
                 let rel = folder.strip_prefix(dir).unwrap_or(&folder);
-                let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+                let parts: Vec<String> =
+                    rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
                 if parts.iter().any(|p| p.ends_with(PARTIAL_SUFFIX)) {
                     m.unfinished.push(folder);
                     continue;
                 }
                 let id = (parts.len() == 6).then(|| RunId::parse(&parts[..5].join("/"))).flatten();
                 let Some(id) = id else {
-                    m.foreign.push((folder, "not at <model>/<mode>/<profile>/<scenario>/<rep>/ of a sweep".into()));
+                    m.foreign.push((
+                        folder,
+                        "not at <model>/<mode>/<profile>/<scenario>/<rep>/ of a sweep".into(),
+                    ));
                     continue;
                 };
                 match read_entry(&folder, &id) {
                     Ok(Some(e)) => {
                         if let Some((_, first)) = by_id.get(&id) {
-                            let list = m.duplicates.entry(id.to_string()).or_insert_with(|| vec![first.clone()]);
+                            let list =
+                                m.duplicates.entry(id.to_string()).or_insert_with(|| vec![first.clone()]);
                             list.push(folder);
                         } else {
                             by_id.insert(id, (e, folder));
@@ -94,7 +99,10 @@ impl Merge {
         }
         planned.sort();
         planned.dedup();
-        m.missing = planned.into_iter().filter(|p| RunId::parse(p).is_none_or(|id| !by_id.contains_key(&id))).collect();
+        m.missing = planned
+            .into_iter()
+            .filter(|p| RunId::parse(p).is_none_or(|id| !by_id.contains_key(&id)))
+            .collect();
         m.entries = by_id.into_values().map(|(e, _)| e).collect();
         m
     }
@@ -107,7 +115,11 @@ fn read_entry(folder: &Path, id: &RunId) -> Result<Option<Entry>, String> {
     let mut lines = text.lines();
     let first = lines.next().and_then(|l| Row::decode(l).ok());
     let Some(Row::Run(run)) = first else { return Err("no readable run row".into()) };
-    if run.scenario != id.scenario || run.mode != id.mode || run.profile != id.profile || run.model != id.model {
+    if run.scenario != id.scenario
+        || run.mode != id.mode
+        || run.profile != id.profile
+        || run.model != id.model
+    {
         return Err(format!(
             "its run row ({}/{}/{}/{}) is not its place's id {id}",
             run.model, run.mode, run.profile, run.scenario
@@ -187,13 +199,16 @@ pub fn groups(entries: &[Entry]) -> Vec<Group> {
         let planner = if e.id.mode == Mode::Classical { "classical" } else { "model" };
         by.entry((planner.to_string(), e.id.model.clone(), e.id.mode, e.id.profile)).or_default().push(e);
     }
-    by.into_iter().map(|((planner, model, mode, profile), es)| group(planner, model, mode, profile, &es)).collect()
+    by.into_iter()
+        .map(|((planner, model, mode, profile), es)| group(planner, model, mode, profile, &es))
+        .collect()
 }
 
 fn group(planner: String, model: String, mode: Mode, profile: Profile, es: &[&Entry]) -> Group {
     let mut reps: BTreeMap<&str, u64> = BTreeMap::new();
     let mut scenarios: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let (mut infrastructure, mut usd, mut tokens, mut charged, mut mission, mut wall) = (0, 0.0, 0, 0.0, 0.0, 0.0);
+    let (mut infrastructure, mut usd, mut tokens, mut charged, mut mission, mut wall) =
+        (0, 0.0, 0, 0.0, 0.0, 0.0);
     let (mut interventions, mut repairs) = (0, 0);
     for e in es {
         let s = &e.score;

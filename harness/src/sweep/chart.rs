@@ -16,7 +16,8 @@ const MARGIN_PX: f32 = 48.0;
 /// The groups on the Pareto front (indices), cheapest first: no other group has a cost at most
 /// theirs and a success rate at least theirs with one of the two strictly better.
 pub fn pareto_front(groups: &[Group]) -> Vec<usize> {
-    let pts: Vec<(f64, f64)> = groups.iter().map(|g| (g.usd_per_run, g.success_rate.unwrap_or(0.0))).collect();
+    let pts: Vec<(f64, f64)> =
+        groups.iter().map(|g| (g.usd_per_run, g.success_rate.unwrap_or(0.0))).collect();
     let mut front: Vec<usize> = (0..pts.len())
         .filter(|&i| {
             !pts.iter().enumerate().any(|(j, q)| {

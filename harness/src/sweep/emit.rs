@@ -65,7 +65,7 @@ mkdir -p "$out/slurm"
 array_job=$(sbatch --parsable --job-name="$name" --array=1-{shards}%{throttle} \
     --cpus-per-task={workers} --output="$out/slurm/shard-%a.log" <<EOF
 #!/usr/bin/env bash
-exec "$harness" sweep "$spec" --out "$out" --workers {workers} --quiet
+exec "$harness" sweep "$spec" --out "$out" --workers {workers}
 EOF
 )
 array_job=${{array_job%%;*}}
@@ -115,7 +115,6 @@ pub fn k8s_documents(o: &EmitOptions) -> Vec<Value> {
         o.shards.to_string(),
         "--workers".into(),
         o.workers.to_string(),
-        "--quiet".into(),
     ];
     let merge_args = vec![
         "leaderboard".to_string(),

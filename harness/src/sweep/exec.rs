@@ -51,7 +51,13 @@ pub fn plan(spec: &Spec, scenarios: &[Scenario]) -> Vec<PlannedRun> {
             for &profile in &spec.profiles {
                 for (i, sc) in scenarios.iter().enumerate() {
                     for (r, seed) in spec.seeds.iter().enumerate() {
-                        let id = RunId { model: name.clone(), mode, profile, scenario: sc.id.clone(), rep: r as u32 + 1 };
+                        let id = RunId {
+                            model: name.clone(),
+                            mode,
+                            profile,
+                            scenario: sc.id.clone(),
+                            rep: r as u32 + 1,
+                        };
                         runs.push(PlannedRun { id, scenario: i, seed: *seed });
                     }
                 }
@@ -166,7 +172,8 @@ impl Runner<'_> {
 
     /// Makes one run: in `<id>.partial`, then renamed to `<id>`.
     pub fn make(&self, run: &PlannedRun) -> Finished {
-        let fail = |e: String| Finished { id: run.id.clone(), end: format!("error: {e}"), success: false, usd: 0.0 };
+        let fail =
+            |e: String| Finished { id: run.id.clone(), end: format!("error: {e}"), success: false, usd: 0.0 };
         let dir = run_dir(&self.out, &run.id);
         let mut partial = dir.as_os_str().to_owned();
         partial.push(PARTIAL_SUFFIX);
@@ -197,7 +204,12 @@ impl Runner<'_> {
 
     /// Makes `todo` with `workers` threads; `done` hears of each run as it finishes. Returns the
     /// finished runs in `todo`'s order.
-    pub fn run_all(&self, todo: &[&PlannedRun], workers: usize, done: &(dyn Fn(&Finished) + Sync)) -> Vec<Finished> {
+    pub fn run_all(
+        &self,
+        todo: &[&PlannedRun],
+        workers: usize,
+        done: &(dyn Fn(&Finished) + Sync),
+    ) -> Vec<Finished> {
         let next = Mutex::new(0usize);
         let results: Mutex<Vec<(usize, Finished)>> = Mutex::new(Vec::new());
         std::thread::scope(|s| {

@@ -117,7 +117,10 @@ impl Shard {
     /// `SLURM_ARRAY_TASK_MIN` and `SLURM_ARRAY_TASK_COUNT`), else a Kubernetes Indexed Job's
     /// `JOB_COMPLETION_INDEX` (0-based) with `count` (the Job's completions, given on the command
     /// line). `None` when neither is set.
-    pub fn from_env(get: impl Fn(&str) -> Option<String>, count: Option<u64>) -> Result<Option<Shard>, String> {
+    pub fn from_env(
+        get: impl Fn(&str) -> Option<String>,
+        count: Option<u64>,
+    ) -> Result<Option<Shard>, String> {
         let num = |k: &str| -> Result<Option<u64>, String> {
             match get(k).filter(|v| !v.is_empty()) {
                 None => Ok(None),
@@ -184,7 +187,11 @@ mod tests {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| pairs.iter().find(|(a, _)| *a == k).map(|(_, v)| v.to_string())
         };
-        let slurm = env(&[("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "4"), ("SLURM_ARRAY_TASK_COUNT", "3")]);
+        let slurm = env(&[
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_MIN", "4"),
+            ("SLURM_ARRAY_TASK_COUNT", "3"),
+        ]);
         assert_eq!(Shard::from_env(slurm, None), Ok(Some(Shard { index: 2, count: 3 })));
         let k8s = env(&[("JOB_COMPLETION_INDEX", "0")]);
         assert_eq!(Shard::from_env(k8s, Some(4)), Ok(Some(Shard { index: 1, count: 4 })));

@@ -190,14 +190,18 @@ pub struct Spec {
 impl Spec {
     /// Reads and checks a spec file.
     pub fn load(file: &Path) -> Result<Spec, SpecError> {
-        let text =
-            std::fs::read_to_string(file).map_err(|source| SpecError::Io { file: file.to_path_buf(), source })?;
+        let text = std::fs::read_to_string(file)
+            .map_err(|source| SpecError::Io { file: file.to_path_buf(), source })?;
         Spec::parse(&text, file)
     }
 
     /// Parses and checks a spec's text; `file` names it in errors and anchors relative paths.
     pub fn parse(text: &str, file: &Path) -> Result<Spec, SpecError> {
-        let err = |key: &str, problem: String| SpecError::Key { file: file.to_path_buf(), key: key.into(), problem };
+        let err = |key: &str, problem: String| SpecError::Key {
+            file: file.to_path_buf(),
+            key: key.into(),
+            problem,
+        };
         let de = toml::Deserializer::new(text);
         let f: SpecFile = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
@@ -218,10 +222,17 @@ impl Spec {
         }
         for (i, s) in f.scenarios.iter().enumerate() {
             if !anchor(s).exists() {
-                return Err(err(&format!("scenarios[{i}]"), format!("{}: no such file or folder", anchor(s).display())));
+                return Err(err(
+                    &format!("scenarios[{i}]"),
+                    format!("{}: no such file or folder", anchor(s).display()),
+                ));
             }
         }
-        for (key, empty) in [("models", f.models.is_empty()), ("modes", f.modes.is_empty()), ("profiles", f.profiles.is_empty())] {
+        for (key, empty) in [
+            ("models", f.models.is_empty()),
+            ("modes", f.modes.is_empty()),
+            ("profiles", f.profiles.is_empty()),
+        ] {
             if empty {
                 return Err(err(key, "must name at least one".into()));
             }
@@ -236,7 +247,10 @@ impl Spec {
         }
         let seeds = match f.seeds {
             Some(s) if s.len() != f.repeats as usize => {
-                return Err(err("seeds", format!("{} seeds for {} repeats: give one seed per repeat", s.len(), f.repeats)))
+                return Err(err(
+                    "seeds",
+                    format!("{} seeds for {} repeats: give one seed per repeat", s.len(), f.repeats),
+                ))
             }
             Some(s) => s,
             None => (0..u64::from(f.repeats)).map(|r| f.seed.wrapping_add(r)).collect(),
@@ -253,10 +267,16 @@ impl Spec {
         }
         for (k, v) in &o.recovery_options {
             if k != "hold_s" {
-                return Err(err(&format!("options.recovery_options.{k}"), "unknown option; the options are hold_s".into()));
+                return Err(err(
+                    &format!("options.recovery_options.{k}"),
+                    "unknown option; the options are hold_s".into(),
+                ));
             }
             if !(v.is_finite() && *v > 0.0) {
-                return Err(err(&format!("options.recovery_options.{k}"), "must be a positive number of seconds".into()));
+                return Err(err(
+                    &format!("options.recovery_options.{k}"),
+                    "must be a positive number of seconds".into(),
+                ));
             }
         }
         let l = &f.limits;
@@ -317,12 +337,14 @@ mod tests {
     fn bad_keys_name_the_file_and_the_key_path() {
         let e = parse("scenarios = [\"scenarios\"]\nmodes = [\"checked\", \"fast\"]\n").unwrap_err();
         assert!(e.contains("sweep.toml: at modes[1]"), "{e}");
-        let e = parse("scenarios = [\"scenarios\"]\nmodes = [\"checked\"]\n[options]\nthinks = 1\n").unwrap_err();
+        let e =
+            parse("scenarios = [\"scenarios\"]\nmodes = [\"checked\"]\n[options]\nthinks = 1\n").unwrap_err();
         assert!(e.contains("at options"), "{e}");
         assert!(e.contains("thinks"), "{e}");
         let e = parse("scenarios = [\"nowhere\"]\nmodes = [\"checked\"]\n").unwrap_err();
         assert!(e.contains("at scenarios[0]: ") && e.contains("no such file"), "{e}");
-        let e = parse("scenarios = [\"scenarios\"]\nmodes = [\"checked\"]\nrepeats = 2\nseeds = [1]\n").unwrap_err();
+        let e = parse("scenarios = [\"scenarios\"]\nmodes = [\"checked\"]\nrepeats = 2\nseeds = [1]\n")
+            .unwrap_err();
         assert!(e.contains("at seeds: 1 seeds for 2 repeats"), "{e}");
         let e = parse("scenarios = [\"scenarios\"]\nmodes = [\"checked\"]\nrecord = \"some\"\n").unwrap_err();
         assert!(e.contains("at record"), "{e}");

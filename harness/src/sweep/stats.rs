@@ -58,8 +58,11 @@ pub struct PassK {
 pub fn pass_hat_k(per_scenario: &[(u64, u64)], k_max: u64) -> Vec<PassK> {
     (1..=k_max)
         .map(|k| {
-            let terms: Vec<f64> =
-                per_scenario.iter().filter(|(_, n)| *n >= k).map(|&(c, n)| choose(c, k) / choose(n, k)).collect();
+            let terms: Vec<f64> = per_scenario
+                .iter()
+                .filter(|(_, n)| *n >= k)
+                .map(|&(c, n)| choose(c, k) / choose(n, k))
+                .collect();
             let value = (!terms.is_empty()).then(|| terms.iter().sum::<f64>() / terms.len() as f64);
             PassK { k, value, scenarios: terms.len() }
         })

@@ -20,8 +20,7 @@ use crate::runfolder::rows::{ModelSendRow, Row};
 use crate::world::VehicleView;
 
 /// The channels of the episode file.
-#[derive(Debug, Clone, Copy)]
-#[derive(Default)]
+#[derive(Debug, Clone, Copy, Default)]
 struct EpisodeChannels {
     clock: u16,
     tf: u16,
@@ -89,23 +88,23 @@ impl Files {
     ) -> Result<Files, BagError> {
         let (mut tf_static, mut map_ch, mut ep) = (0, 0, EpisodeChannels::default());
         if let Some(episode) = episode.as_mut() {
-        tf_static = episode.channel::<TFMessage>("/tf_static", Qos::LATCHED)?;
-        map_ch = episode.channel::<MarkerArray>("/acres/map", Qos::LATCHED)?;
-        ep = EpisodeChannels {
-            clock: episode.channel::<Clock>("/clock", CLOCK_QOS)?,
-            tf: episode.channel::<TFMessage>("/tf", Qos::reliable(100))?,
-            odom: episode.channel::<Odometry>("/odom", Qos::reliable(10))?,
-            points: episode.channel::<PointCloud2>("/lidar/points", Qos::SENSOR)?,
-            scan: episode.channel::<LaserScan>("/scan", Qos::SENSOR)?,
-            objects: episode.channel::<MarkerArray>("/acres/objects", Qos::reliable(10))?,
-            observation: episode.channel::<Observation>("/acres/observation", Qos::reliable(10))?,
-            events: episode.channel::<SkillEvent>("/acres/events", Qos::reliable(100))?,
-            wake: episode.channel::<PlannerWake>("/acres/planner/wake", Qos::reliable(100))?,
-            model_call: episode.channel::<ModelCall>("/acres/planner/model_call", Qos::reliable(100))?,
-            tool_call: episode.channel::<ToolCall>("/acres/planner/tool_call", Qos::reliable(100))?,
-            plan_verdict: episode
-                .channel::<PlanVerdict>("/acres/planner/plan_verdict", Qos::reliable(100))?,
-        };
+            tf_static = episode.channel::<TFMessage>("/tf_static", Qos::LATCHED)?;
+            map_ch = episode.channel::<MarkerArray>("/acres/map", Qos::LATCHED)?;
+            ep = EpisodeChannels {
+                clock: episode.channel::<Clock>("/clock", CLOCK_QOS)?,
+                tf: episode.channel::<TFMessage>("/tf", Qos::reliable(100))?,
+                odom: episode.channel::<Odometry>("/odom", Qos::reliable(10))?,
+                points: episode.channel::<PointCloud2>("/lidar/points", Qos::SENSOR)?,
+                scan: episode.channel::<LaserScan>("/scan", Qos::SENSOR)?,
+                objects: episode.channel::<MarkerArray>("/acres/objects", Qos::reliable(10))?,
+                observation: episode.channel::<Observation>("/acres/observation", Qos::reliable(10))?,
+                events: episode.channel::<SkillEvent>("/acres/events", Qos::reliable(100))?,
+                wake: episode.channel::<PlannerWake>("/acres/planner/wake", Qos::reliable(100))?,
+                model_call: episode.channel::<ModelCall>("/acres/planner/model_call", Qos::reliable(100))?,
+                tool_call: episode.channel::<ToolCall>("/acres/planner/tool_call", Qos::reliable(100))?,
+                plan_verdict: episode
+                    .channel::<PlanVerdict>("/acres/planner/plan_verdict", Qos::reliable(100))?,
+            };
         }
         let itf = InterfaceChannels {
             clock: interface.channel::<Clock>("/acres/clock", CLOCK_QOS)?,
@@ -224,7 +223,9 @@ impl Files {
                 ep_write(&mut self.episode, self.ep.model_call, t_ns, &msg)
             }
             Row::Tool(t) => ep_write(&mut self.episode, self.ep.tool_call, t_ns, &convert::tool_call(t)),
-            Row::PlanCheck(p) => ep_write(&mut self.episode, self.ep.plan_verdict, t_ns, &convert::plan_verdict(p)),
+            Row::PlanCheck(p) => {
+                ep_write(&mut self.episode, self.ep.plan_verdict, t_ns, &convert::plan_verdict(p))
+            }
             _ => Ok(()),
         }
     }

@@ -280,7 +280,12 @@ impl Recorder {
     /// world at t = 0.
     /// With `record` [`Record::Interface`] only the interface file is made, and the loop's
     /// thread takes no scan, sweep or objects for it.
-    pub fn create(folder: &Path, map: &Map, world: &dyn WorldPort, record: Record) -> Result<Recorder, BagError> {
+    pub fn create(
+        folder: &Path,
+        map: &Map,
+        world: &dyn WorldPort,
+        record: Record,
+    ) -> Result<Recorder, BagError> {
         let with_episode = record == Record::All;
         let episode = if with_episode { Some(Bag::create(&folder.join(EPISODE_FILE))?) } else { None };
         let interface = Bag::create(&folder.join(INTERFACE_FILE))?;
