@@ -198,13 +198,6 @@ pub enum Record {
 }
 words!(Record { All => "all", Interface => "interface", None => "none" });
 
-impl Record {
-    /// Whether both files are recorded (the run row leaves `record` out then).
-    pub fn is_all(&self) -> bool {
-        *self == Record::All
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -242,8 +242,9 @@ pub struct RunRow {
     pub recovery: Recovery,
     /// Mission seconds for each wall second (0: no limit).
     pub pace: f64,
-    /// What the run records (`--record`); left out when `all` (both files).
-    #[serde(default, skip_serializing_if = "Record::is_all")]
+    /// What the run records (`--record`); a row without it (written before the key existed)
+    /// recorded both files.
+    #[serde(default)]
     pub record: Record,
 }
 
