@@ -74,6 +74,16 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+# Sweeps on a real one-node Slurm (issue 22): slurm-wlm and munge from Debian (installed by the
+# script when missing), munged + slurmctld + slurmd inside private network/UTS/mount namespaces
+# (loopback only), the emitted job array (3 shards) of 2 modes x 10 scenarios x 3 repeats and its
+# merge job; the merged leaderboard JSON byte-identical to the same sweep in one process. Right
+# after `cargo test`: it uses the binary that cargo test just built (test profile, optimised;
+# the later steps' `cargo build` replaces it with the unoptimised one, 10x slower here). About
+# 20 s warm, under a minute with the apt install.
+step "sweeps on a one-node Slurm cluster inside unshare -n (tools/slurm_sweep_test.sh)"
+tools/slurm_sweep_test.sh target/debug/acres-harness
+
 # A bounded fuzz run of the link's line decoder (its own workspace, bridge/protocol/fuzz): about
 # 2 minutes on a cold machine (cargo-fuzz 40 s, the sanitized build 65 s, the run 20 s).
 step "cargo fuzz of the link's line decoder (20 s)"
@@ -102,14 +112,6 @@ unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_R
 step "link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
 cargo build --quiet -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness
 unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres_bridge -- --include-ignored --test-threads=1'
-
-# Sweeps on a real one-node Slurm (issue 22): slurm-wlm and munge from Debian (installed by the
-# script when missing), munged + slurmctld + slurmd inside private network/UTS/mount namespaces
-# (loopback only), the emitted job array (3 shards) of 2 modes x 10 scenarios x 3 repeats and its
-# merge job; the merged leaderboard JSON byte-identical to the same sweep in one process.
-step "sweeps on a one-node Slurm cluster inside unshare -n (tools/slurm_sweep_test.sh)"
-cargo build --quiet -p acres-harness
-tools/slurm_sweep_test.sh target/debug/acres-harness
 
 # A real ROS 2 (issue 19): the project's ROS 2 Jazzy from PyPI (tools/ros_env.sh, cached in
 # .ros_env/), acres_interfaces built by rosidl, acres_msgs checked against the generated types,
