@@ -66,8 +66,14 @@ fn main() {
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     let scenarios = root().join("scenarios");
+    records(&tmp, &scenarios, rounds);
+    overhead(&tmp, &scenarios, rounds);
+    merge(&tmp, rounds);
+    let _ = std::fs::remove_dir_all(&tmp);
+}
 
-    // 1. The suite for each recording choice, interleaved.
+/// 1. The suite for each recording choice, interleaved.
+fn records(tmp: &Path, scenarios: &Path, rounds: usize) {
     let choices = ["all", "interface", "none"];
     let mut walls = vec![Vec::new(); choices.len()];
     let mut bytes = vec![0u64; choices.len()];
@@ -102,8 +108,10 @@ fn main() {
             bytes[i] as f64 / 10.0 / 1e6
         );
     }
+}
 
-    // 2. The sweep's overhead: the same 10 runs as `run` and as `sweep` (record all).
+/// 2. The sweep's overhead: the same 10 runs as `run` and as `sweep` (record all).
+fn overhead(tmp: &Path, scenarios: &Path, rounds: usize) {
     let spec = tmp.join("suite.toml");
     std::fs::write(
         &spec,
@@ -140,8 +148,10 @@ fn main() {
         (b / a - 1.0) * 100.0,
         r * 100.0
     );
+}
 
-    // 3. The merge of 10,000 run folders.
+/// 3. The merge of 10,000 run folders (the template: a run of the overhead's sweep).
+fn merge(tmp: &Path, rounds: usize) {
     let template = std::fs::read_dir(tmp.join("swept/scripted/checked/vehicle/t1_01_one_field/1"))
         .unwrap()
         .flatten()
@@ -180,5 +190,4 @@ fn main() {
         bytes_below(&big) as f64 / 1e6,
         median(merges)
     );
-    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -245,6 +245,7 @@ impl Spec {
         if f.repeats == 0 {
             return Err(err("repeats", "must be at least 1".into()));
         }
+        check_options(&f).map_err(|(key, problem)| err(&key, problem))?;
         let seeds = match f.seeds {
             Some(s) if s.len() != f.repeats as usize => {
                 return Err(err(
@@ -255,39 +256,6 @@ impl Spec {
             Some(s) => s,
             None => (0..u64::from(f.repeats)).map(|r| f.seed.wrapping_add(r)).collect(),
         };
-        if f.workers == 0 {
-            return Err(err("workers", "must be at least 1".into()));
-        }
-        let o = &f.options;
-        if !(o.think_s.is_finite() && o.think_s >= 0.0) {
-            return Err(err("options.think_s", "must be a number of seconds >= 0".into()));
-        }
-        if !(o.pace.is_finite() && o.pace >= 0.0) {
-            return Err(err("options.pace", "must be a number >= 0".into()));
-        }
-        for (k, v) in &o.recovery_options {
-            if k != "hold_s" {
-                return Err(err(
-                    &format!("options.recovery_options.{k}"),
-                    "unknown option; the options are hold_s".into(),
-                ));
-            }
-            if !(v.is_finite() && *v > 0.0) {
-                return Err(err(
-                    &format!("options.recovery_options.{k}"),
-                    "must be a positive number of seconds".into(),
-                ));
-            }
-        }
-        let l = &f.limits;
-        if l.calls_per_run == Some(0) {
-            return Err(err("limits.calls_per_run", "must be at least 1".into()));
-        }
-        for (k, v) in [("limits.call_s", l.call_s), ("limits.wake_s", l.wake_s)] {
-            if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
-                return Err(err(k, "must be a positive number of seconds".into()));
-            }
-        }
         Ok(Spec {
             file: file.to_path_buf(),
             scenarios: f.scenarios.iter().map(|p| anchor(p)).collect(),
@@ -302,6 +270,45 @@ impl Spec {
             limits: f.limits,
         })
     }
+}
+
+/// The checks of `workers`, `[options]` and `[limits]`: the key and the problem.
+fn check_options(f: &SpecFile) -> Result<(), (String, String)> {
+    let err = |key: &str, problem: String| (key.to_string(), problem);
+    if f.workers == 0 {
+        return Err(err("workers", "must be at least 1".into()));
+    }
+    let o = &f.options;
+    if !(o.think_s.is_finite() && o.think_s >= 0.0) {
+        return Err(err("options.think_s", "must be a number of seconds >= 0".into()));
+    }
+    if !(o.pace.is_finite() && o.pace >= 0.0) {
+        return Err(err("options.pace", "must be a number >= 0".into()));
+    }
+    for (k, v) in &o.recovery_options {
+        if k != "hold_s" {
+            return Err(err(
+                &format!("options.recovery_options.{k}"),
+                "unknown option; the options are hold_s".into(),
+            ));
+        }
+        if !(v.is_finite() && *v > 0.0) {
+            return Err(err(
+                &format!("options.recovery_options.{k}"),
+                "must be a positive number of seconds".into(),
+            ));
+        }
+    }
+    let l = &f.limits;
+    if l.calls_per_run == Some(0) {
+        return Err(err("limits.calls_per_run", "must be at least 1".into()));
+    }
+    for (k, v) in [("limits.call_s", l.call_s), ("limits.wake_s", l.wake_s)] {
+        if v.is_some_and(|v| !(v.is_finite() && v > 0.0)) {
+            return Err(err(k, "must be a positive number of seconds".into()));
+        }
+    }
+    Ok(())
 }
 
 fn dedup<T: PartialEq>(v: Vec<T>) -> Vec<T> {
