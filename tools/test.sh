@@ -75,6 +75,16 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "cargo test"
 cargo test --workspace
 
+# Sweeps on a real one-node Slurm (issue 22): slurm-wlm and munge from Debian (installed by the
+# script when missing), munged + slurmctld + slurmd inside private network/UTS/mount namespaces
+# (loopback only), the emitted job array (3 shards) of 2 modes x 10 scenarios x 3 repeats and its
+# merge job; the merged leaderboard JSON byte-identical to the same sweep in one process. Right
+# after `cargo test`: it uses the binary that cargo test just built (test profile, optimised;
+# the later steps' `cargo build` replaces it with the unoptimised one, 10x slower here). About
+# 20 s warm, under a minute with the apt install.
+step "sweeps on a one-node Slurm cluster inside unshare -n (tools/slurm_sweep_test.sh)"
+tools/slurm_sweep_test.sh target/debug/acres-harness
+
 # A bounded fuzz run of the link's line decoder (its own workspace, bridge/protocol/fuzz): about
 # 2 minutes on a cold machine (cargo-fuzz 40 s, the sanitized build 65 s, the run 20 s).
 step "cargo fuzz of the link's line decoder (20 s)"

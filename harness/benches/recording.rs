@@ -23,7 +23,7 @@ use acres_harness::planners::planning::costs::CostTable;
 use acres_harness::planners::scripted::ScriptedClient;
 use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::runfolder::recording::sink::{thread_cpu_ns, WRITER_CPU_NS};
-use acres_harness::runfolder::recording::{EPISODE_FILE, INTERFACE_FILE};
+use acres_harness::runfolder::recording::{Record, EPISODE_FILE, INTERFACE_FILE};
 use acres_harness::scenario::{self, Scenario};
 
 /// Runs of each kind (`ACRES_BENCH_RUNS` sets another number).
@@ -59,6 +59,7 @@ struct Run {
 fn run(sc: &Scenario, root: &Path, out: &Path, record: bool) -> Run {
     let table = CostTable::load(&root.join("scenarios/costs"), &sc.map_data.name, sc.condition.as_str())
         .expect("the cost table loads");
+    let record = if record { Record::All } else { Record::None };
     let opts = RunOptions { record, ..RunOptions::new(out) };
     let client = ScriptedClient::new(2.0);
     let c0 = thread_cpu_s();

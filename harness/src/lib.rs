@@ -17,6 +17,8 @@
 //! - [`run`]: the planner loop, the classical rule set, success checks and the score.
 //! - [`agents`]: external agents as planners: the session fed by an agent's calls, the MCP
 //!   server face and the line protocol face.
+//! - [`sweep`]: sweeps (many runs from one spec, resumable, sharded on Slurm or Kubernetes) and
+//!   the leaderboard that merges them.
 //! - [`review`]: the review of a run folder: the web viewer and the MP4 video, and what they share.
 //! - [`cli`]: the faces: the commands of the `acres-harness` binary.
 //!
@@ -32,6 +34,7 @@ pub mod planners;
 pub mod review;
 pub mod run;
 pub mod runfolder;
+pub mod sweep;
 pub mod tools;
 pub mod world;
 

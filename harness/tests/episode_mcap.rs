@@ -23,6 +23,7 @@ use acres_harness::planners::scripted::ScriptedClient;
 use acres_harness::run::{run_scenario, Planner, RunOptions};
 use acres_harness::runfolder::recording::bag::{CHUNK_SIZE_BYTES, FLUSH_EVERY_S, FLUSH_MIN_WALL_S};
 use acres_harness::runfolder::recording::sink::{BATCH_ITEMS, QUEUE_BATCHES, SEND_EVERY_S};
+use acres_harness::runfolder::recording::Record;
 use acres_harness::runfolder::{validate_folder, Status};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcap_readers.py");
@@ -345,12 +346,12 @@ fn recording_only_reads_the_world_a_run_without_it_has_the_same_digest() {
     .unwrap();
     let tmp = TempDir::new("digest");
     let mut outcomes = Vec::new();
-    for record in [true, false] {
+    for record in [Record::All, Record::None] {
         let table =
             CostTable::load(&root.join("scenarios/costs"), &sc.map_data.name, sc.condition.as_str()).unwrap();
         let opts = RunOptions { record, ..RunOptions::new(tmp.0.join(format!("record-{record}"))) };
         let outcome = run_scenario(&sc, &opts, Planner::Model(&ScriptedClient::new(2.0)), table).unwrap();
-        assert_eq!(outcome.folder.join("episode.mcap").exists(), record);
+        assert_eq!(outcome.folder.join("episode.mcap").exists(), record == Record::All);
         outcomes.push(outcome);
     }
     assert_eq!(outcomes[0].digest, outcomes[1].digest);

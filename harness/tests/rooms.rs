@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// The rooms, lowest first. Below all of them: `clock`, `scenario` and `HARNESS_VERSION`.
-const ORDER: [&str; 8] = ["world", "planners", "runfolder", "tools", "run", "agents", "review", "cli"];
+const ORDER: [&str; 9] =
+    ["world", "planners", "runfolder", "tools", "run", "agents", "sweep", "review", "cli"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {

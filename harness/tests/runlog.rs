@@ -121,6 +121,7 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             options: serde_json::Map::new(),
             versions: serde_json::Map::new(),
         }),
+        record: Default::default(),
     };
     let (end, checks) = if success {
         (EndCode::Done, vec![("home", true)])

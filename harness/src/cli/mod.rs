@@ -14,13 +14,17 @@
 //! acres-harness agent serve --scenario F --out runs/a --agent-name sh --socket S; agent send|wait|status|end
 //! acres-harness skill --install .claude/skills
 //! acres-harness learn-costs [--map scenarios/maps/default.json] [--out scenarios/costs]
+//! acres-harness sweep sweep.toml --out sweeps/a [--shard 2/3] [--list] [--emit slurm|k8s --shards 3]
+//! acres-harness leaderboard sweeps/a [--json] [--csv] [--markdown] [--svg F] [--png F]
 //! ```
 
 pub mod agent;
+pub mod leaderboard;
 pub mod mcp;
 pub mod replay;
 pub mod run;
 pub mod skill;
+pub mod sweep;
 pub mod tools;
 pub mod video;
 pub mod view;
@@ -138,6 +142,11 @@ pub enum Command {
         #[command(subcommand)]
         command: agent::AgentCommand,
     },
+    /// Runs a sweep spec (models × modes × profiles × scenarios × repeats), or one shard of it;
+    /// finished runs are skipped; `--emit slurm|k8s` prints its scheduler files.
+    Sweep(Box<sweep::SweepArgs>),
+    /// Merges sweep folders (shards) and prints the leaderboard.
+    Leaderboard(leaderboard::LeaderboardArgs),
 }
 
 /// Runs the parsed command line.
@@ -158,6 +167,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Skill(a) => skill::run(a),
         Command::Agent { command } => agent::run(command),
         Command::LearnCosts { map, out } => learn_costs(&map, &out),
+        Command::Sweep(a) => sweep::run(*a),
+        Command::Leaderboard(a) => leaderboard::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -127,7 +127,7 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         wake_s: Some(run_row.limits.wake_s),
         calls_per_run: (end.end == EndCode::LimitModelCalls).then_some(n_calls),
         secret_vars: Vec::new(),
-        record: true,
+        record: run_row.record,
         link: None,
         // The recorded planner's calls are re-run: the run row says which planner they were.
         planner: run_row.planner.clone(),

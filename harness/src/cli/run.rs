@@ -15,7 +15,7 @@ use crate::planners::planning::costs::CostTable;
 
 use super::{maps_dir, repo_root, Failure};
 use crate::run::{run_scenario, Planner, RunOptions, RunOutcome};
-use crate::runfolder::rows::{Mode, Profile};
+use crate::runfolder::rows::{Mode, PlannerInfo, Profile};
 use crate::scenario::{self, RecoveryMode, Scenario};
 
 /// Options of `run`.
@@ -89,6 +89,10 @@ pub struct RunArgs {
     /// The world's seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// What each run records: all (episode.mcap and episode.interface.mcap), interface (the
+    /// interface file only) or none.
+    #[arg(long, default_value = "all", value_parser = super::sweep::parse_record)]
+    pub record: crate::runfolder::kinds::Record,
     /// Print nothing but errors.
     #[arg(long)]
     pub quiet: bool,
@@ -231,9 +235,9 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         wake_s: mc.wake_timeout_s,
         calls_per_run: mc.limits.calls_per_run,
         secret_vars: mc.api_key_env.iter().cloned().collect(),
-        record: true,
+        record: a.record,
         link,
-        planner: Some(planner_info(a.mode, &model.name, &mc.provider, a.think_s)),
+        planner: Some(PlannerInfo::of(a.mode, &model.name, &mc.provider, a.think_s)),
     };
     let gate = GateFile::make(&a, mc)?;
     let client_opts = crate::planners::models::ClientOptions {
@@ -272,31 +276,6 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         return Ok(());
     }
     report(a, &results, view_url)
-}
-
-/// The run row's planner of a `run`: classical, the scripted stand-in, or a model client.
-fn planner_info(
-    mode: Mode,
-    model: &str,
-    provider: &str,
-    think_s: f64,
-) -> crate::runfolder::rows::PlannerInfo {
-    let kind = match (mode, provider) {
-        (Mode::Classical, _) => "classical",
-        (_, "scripted") => "scripted",
-        _ => "model",
-    };
-    let mut options = serde_json::Map::new();
-    if kind != "classical" {
-        options.insert("model".into(), json!(model));
-        options.insert("provider".into(), json!(provider));
-    }
-    if kind == "scripted" {
-        options.insert("think_s".into(), json!(think_s));
-    }
-    let mut versions = serde_json::Map::new();
-    versions.insert("harness".into(), json!(crate::HARNESS_VERSION));
-    crate::runfolder::rows::PlannerInfo { kind: kind.into(), face: None, options, versions }
 }
 
 /// Checks the numbers and the scenario paths of the command line.
@@ -342,7 +321,8 @@ fn report(a: &RunArgs, results: &[Summary], view_url: Option<String>) -> Result<
     Ok(())
 }
 
-fn load_tables(scenarios: &[Scenario]) -> Result<BTreeMap<(String, String), CostTable>, Failure> {
+/// The cost table of each (map, condition) of the scenarios.
+pub(crate) fn load_tables(scenarios: &[Scenario]) -> Result<BTreeMap<(String, String), CostTable>, Failure> {
     let dir = costs_dir();
     let mut tables = BTreeMap::new();
     for sc in scenarios {
@@ -536,6 +516,8 @@ fn child_args(a: &RunArgs, file: &Path, maps: &Path, gate_file: Option<&Path>) -
         a.think_s.to_string(),
         "--seed".into(),
         a.seed.to_string(),
+        "--record".into(),
+        a.record.as_str().into(),
     ];
     if a.operator {
         v.push("--operator".into());

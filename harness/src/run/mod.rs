@@ -28,6 +28,7 @@ use crate::planners::planning::costs::CostTable;
 use acres_farm::geom::Vec2;
 
 use crate::planners::Client;
+use crate::runfolder::kinds::Record;
 use crate::runfolder::rows::{EndCode, Identity, Mode, Profile, Row, RunRow, ToolDef, World};
 use crate::runfolder::writer::RunWriter;
 use crate::scenario::{Limits, Recovery, RecoveryMode, Scenario, When};
@@ -73,9 +74,9 @@ pub struct RunOptions {
     /// Environment variables whose values are secrets whatever their names (the model file's
     /// `api_key_env`).
     pub secret_vars: Vec<String>,
-    /// Write `episode.mcap` and `episode.interface.mcap` (the binary always does; the recording
-    /// benchmark and the digest test turn it off to compare).
-    pub record: bool,
+    /// What the run records: both files (`all`, the default), `episode.interface.mcap` only
+    /// (`interface`) or nothing (`none`; the recording benchmark and the digest test compare).
+    pub record: Record,
     /// The link world's options (`--world link`); `None`: the core in the process.
     pub link: Option<crate::world::link::LinkOptions>,
     /// The planner as the run row records it (`None`: not recorded).
@@ -101,7 +102,7 @@ impl RunOptions {
             wake_s: None,
             calls_per_run: None,
             secret_vars: Vec::new(),
-            record: true,
+            record: Record::All,
             link: None,
             planner: None,
         }
@@ -214,8 +215,8 @@ pub fn run_scenario(
     let limits = effective_limits(sc, opts);
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
     st.log(Row::Run(run_row(sc, opts, &limits, &recovery, &system, &tools)));
-    if opts.record {
-        match crate::runfolder::recording::Recorder::create(&folder, &sc.map_data, st.port()) {
+    if opts.record != Record::None {
+        match crate::runfolder::recording::Recorder::create(&folder, &sc.map_data, st.port(), opts.record) {
             Ok(r) => st.recorder = Some(r),
             Err(e) => eprintln!("acres-harness: no episode recording: {e}"),
         }
@@ -277,6 +278,7 @@ fn run_row(
         recovery: recovery.clone(),
         pace: opts.pace,
         planner: opts.planner.clone(),
+        record: opts.record,
     }
 }
 

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::planners::interface::{Stop, WakeReason};
 
 /// The mode of a run: who plans and which tools it has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// No model: the mission planner orders the fields, the skills drive.
@@ -24,7 +24,7 @@ pub enum Mode {
 words!(Mode { Classical => "classical", Text => "text", Visual => "visual", Checked => "checked" });
 
 /// The input profile: which facts the planner gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {
     /// Only what a real vehicle has (the default).
@@ -184,6 +184,20 @@ impl ReasoningLogged {
     }
 }
 
+/// What a run records (`--record`, the sweep spec's `record`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Record {
+    /// Both files: `episode.mcap` and `episode.interface.mcap`.
+    #[default]
+    All,
+    /// `episode.interface.mcap` only (the vehicle's interface; no clouds, no planner topics).
+    Interface,
+    /// No recording: the run folder holds `run.jsonl` and the frames only.
+    None,
+}
+words!(Record { All => "all", Interface => "interface", None => "none" });
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,6 +210,7 @@ mod tests {
         check(Stop::ToolUse.as_str(), serde_json::to_value(Stop::ToolUse).unwrap());
         check(PlanSource::PlanChecker.as_str(), serde_json::to_value(PlanSource::PlanChecker).unwrap());
         check(BlockKind::ToolResult.as_str(), serde_json::to_value(BlockKind::ToolResult).unwrap());
+        check(Record::Interface.as_str(), serde_json::to_value(Record::Interface).unwrap());
         for code in EndCode::ALL {
             check(code.as_str(), serde_json::to_value(code).unwrap());
         }

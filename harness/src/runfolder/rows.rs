@@ -23,7 +23,7 @@ pub use super::calls::{
     ToolCall, ToolRow, Usage,
 };
 pub use super::kinds::{
-    BlockKind, EndCode, Mode, PlanSource, Profile, ReasoningLogged, Stop, View, WakeReason, World,
+    BlockKind, EndCode, Mode, PlanSource, Profile, ReasoningLogged, Record, Stop, View, WakeReason, World,
 };
 pub use super::score::Score;
 pub use crate::planners::interface::ToolDef;
@@ -242,6 +242,10 @@ pub struct RunRow {
     pub recovery: Recovery,
     /// Mission seconds for each wall second (0: no limit).
     pub pace: f64,
+    /// What the run records (`--record`); a row without it (written before the key existed)
+    /// recorded both files.
+    #[serde(default)]
+    pub record: Record,
     /// The planner: its kind, the face an external agent used, its options and versions
     /// (absent in run folders written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -262,6 +266,30 @@ pub struct PlannerInfo {
     pub options: Map<String, Value>,
     /// The versions of what made the planner (the harness, the MCP SDK).
     pub versions: Map<String, Value>,
+}
+
+impl PlannerInfo {
+    /// The planner of a run of the harness's own (not an agent's): `classical` in that mode, else
+    /// `scripted` or `model` by the model file's provider, with its options and the harness's
+    /// version.
+    pub fn of(mode: Mode, model: &str, provider: &str, think_s: f64) -> PlannerInfo {
+        let kind = match (mode, provider) {
+            (Mode::Classical, _) => "classical",
+            (_, "scripted") => "scripted",
+            _ => "model",
+        };
+        let mut options = Map::new();
+        if kind != "classical" {
+            options.insert("model".into(), Value::from(model));
+            options.insert("provider".into(), Value::from(provider));
+        }
+        if kind == "scripted" {
+            options.insert("think_s".into(), Value::from(think_s));
+        }
+        let mut versions = Map::new();
+        versions.insert("harness".into(), Value::from(crate::HARNESS_VERSION));
+        PlannerInfo { kind: kind.into(), face: None, options, versions }
+    }
 }
 
 /// The vehicle at one pose time (t = 0, 0.5, 1.0, ...).

@@ -188,6 +188,8 @@ struct Checker {
     wake: u64,
     run_line: Option<usize>,
     end_line: Option<usize>,
+    /// What the run row says the run records.
+    record: crate::runfolder::kinds::Record,
 }
 
 impl Checker {
@@ -207,6 +209,7 @@ impl Checker {
             wake: 0,
             run_line: None,
             end_line: None,
+            record: crate::runfolder::kinds::Record::All,
         }
     }
 
@@ -250,6 +253,7 @@ impl Checker {
                     self.problem(n, "a `run` row that is not the first row");
                 } else {
                     self.run_line = Some(n);
+                    self.record = run.record;
                 }
                 if run.schema != SCHEMA {
                     self.problem(n, format!("schema {:?}, expected {SCHEMA:?}", run.schema));
@@ -457,12 +461,19 @@ impl Checker {
         FolderReport { rows: lines, status }
     }
 
-    /// A finished run's recordings are readable, with their topics.
+    /// A finished run's recordings (those its run row's `record` names) are readable, with their
+    /// topics.
     fn recordings(&mut self) {
+        use crate::runfolder::kinds::Record;
         use crate::runfolder::recording::{
             check, EPISODE_FILE, EPISODE_TOPICS, INTERFACE_FILE, INTERFACE_TOPICS,
         };
-        for (name, topics) in [(EPISODE_FILE, EPISODE_TOPICS), (INTERFACE_FILE, INTERFACE_TOPICS)] {
+        let files: &[(&str, &[&str])] = match self.record {
+            Record::All => &[(EPISODE_FILE, EPISODE_TOPICS), (INTERFACE_FILE, INTERFACE_TOPICS)],
+            Record::Interface => &[(INTERFACE_FILE, INTERFACE_TOPICS)],
+            Record::None => &[],
+        };
+        for &(name, topics) in files {
             let file = self.folder.join(name);
             if let Err(message) = check::read_summary(&file, topics) {
                 self.problems.push(Problem { file, line: None, message });

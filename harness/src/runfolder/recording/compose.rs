@@ -20,7 +20,7 @@ use crate::runfolder::rows::{ModelSendRow, Row};
 use crate::world::VehicleView;
 
 /// The channels of the episode file.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct EpisodeChannels {
     clock: u16,
     tf: u16,
@@ -47,7 +47,8 @@ struct InterfaceChannels {
 /// Both files of a run, with their channels.
 #[derive(Debug)]
 pub struct Files {
-    episode: Bag,
+    /// `None` when the run records the interface file only.
+    episode: Option<Bag>,
     interface: Bag,
     ep: EpisodeChannels,
     itf: InterfaceChannels,
@@ -80,35 +81,40 @@ impl Files {
     /// Adds the channels to both files and writes the latched start: the static transforms
     /// and the map (`map`: [`markers::map_markers`]).
     pub fn create(
-        mut episode: Bag,
+        mut episode: Option<Bag>,
         mut interface: Bag,
         map: &MarkerArray,
         lidar: LidarConfig,
     ) -> Result<Files, BagError> {
-        let tf_static = episode.channel::<TFMessage>("/tf_static", Qos::LATCHED)?;
-        let map_ch = episode.channel::<MarkerArray>("/acres/map", Qos::LATCHED)?;
-        let ep = EpisodeChannels {
-            clock: episode.channel::<Clock>("/clock", CLOCK_QOS)?,
-            tf: episode.channel::<TFMessage>("/tf", Qos::reliable(100))?,
-            odom: episode.channel::<Odometry>("/odom", Qos::reliable(10))?,
-            points: episode.channel::<PointCloud2>("/lidar/points", Qos::SENSOR)?,
-            scan: episode.channel::<LaserScan>("/scan", Qos::SENSOR)?,
-            objects: episode.channel::<MarkerArray>("/acres/objects", Qos::reliable(10))?,
-            observation: episode.channel::<Observation>("/acres/observation", Qos::reliable(10))?,
-            events: episode.channel::<SkillEvent>("/acres/events", Qos::reliable(100))?,
-            wake: episode.channel::<PlannerWake>("/acres/planner/wake", Qos::reliable(100))?,
-            model_call: episode.channel::<ModelCall>("/acres/planner/model_call", Qos::reliable(100))?,
-            tool_call: episode.channel::<ToolCall>("/acres/planner/tool_call", Qos::reliable(100))?,
-            plan_verdict: episode
-                .channel::<PlanVerdict>("/acres/planner/plan_verdict", Qos::reliable(100))?,
-        };
+        let (mut tf_static, mut map_ch, mut ep) = (0, 0, EpisodeChannels::default());
+        if let Some(episode) = episode.as_mut() {
+            tf_static = episode.channel::<TFMessage>("/tf_static", Qos::LATCHED)?;
+            map_ch = episode.channel::<MarkerArray>("/acres/map", Qos::LATCHED)?;
+            ep = EpisodeChannels {
+                clock: episode.channel::<Clock>("/clock", CLOCK_QOS)?,
+                tf: episode.channel::<TFMessage>("/tf", Qos::reliable(100))?,
+                odom: episode.channel::<Odometry>("/odom", Qos::reliable(10))?,
+                points: episode.channel::<PointCloud2>("/lidar/points", Qos::SENSOR)?,
+                scan: episode.channel::<LaserScan>("/scan", Qos::SENSOR)?,
+                objects: episode.channel::<MarkerArray>("/acres/objects", Qos::reliable(10))?,
+                observation: episode.channel::<Observation>("/acres/observation", Qos::reliable(10))?,
+                events: episode.channel::<SkillEvent>("/acres/events", Qos::reliable(100))?,
+                wake: episode.channel::<PlannerWake>("/acres/planner/wake", Qos::reliable(100))?,
+                model_call: episode.channel::<ModelCall>("/acres/planner/model_call", Qos::reliable(100))?,
+                tool_call: episode.channel::<ToolCall>("/acres/planner/tool_call", Qos::reliable(100))?,
+                plan_verdict: episode
+                    .channel::<PlanVerdict>("/acres/planner/plan_verdict", Qos::reliable(100))?,
+            };
+        }
         let itf = InterfaceChannels {
             clock: interface.channel::<Clock>("/acres/clock", CLOCK_QOS)?,
             observation: interface.channel::<Observation>("/acres/observation", Qos::reliable(10))?,
             events: interface.channel::<SkillEvent>("/acres/events", Qos::reliable(100))?,
         };
-        episode.write(tf_static, 0, &convert::tf_static(lidar.mount_forward_m, lidar.mount_height_m))?;
-        episode.write(map_ch, 0, map)?;
+        if let Some(episode) = episode.as_mut() {
+            episode.write(tf_static, 0, &convert::tf_static(lidar.mount_forward_m, lidar.mount_height_m))?;
+            episode.write(map_ch, 0, map)?;
+        }
         Ok(Files {
             episode,
             interface,
@@ -152,7 +158,9 @@ impl Files {
 
     /// Writes the message encoded in the scratch buffer to both files.
     fn scratch_to_both(&mut self, ep: u16, itf: u16, t_ns: u64) -> Result<(), BagError> {
-        self.episode.write_bytes(ep, t_ns, &self.scratch)?;
+        if let Some(e) = self.episode.as_mut() {
+            e.write_bytes(ep, t_ns, &self.scratch)?;
+        }
         self.interface.write_bytes(itf, t_ns, &self.scratch)
     }
 
@@ -164,9 +172,9 @@ impl Files {
         self.both(self.ep.clock, self.itf.clock, t_ns, &clock)?;
         let m = &mut self.step_msgs;
         convert::set_tf(&mut m.tf, &v);
-        self.episode.write(self.ep.tf, t_ns, &m.tf)?;
+        ep_write(&mut self.episode, self.ep.tf, t_ns, &m.tf)?;
         convert::set_odometry(&mut m.odom, &v);
-        self.episode.write(self.ep.odom, t_ns, &m.odom)?;
+        ep_write(&mut self.episode, self.ep.odom, t_ns, &m.odom)?;
         shot.status.apply(&mut self.status);
         convert::set_observation(&mut m.obs, &v, &self.status, shot.ahead_m, shot.energy_estimate_mj);
         m.obs.encode_into(&mut self.scratch);
@@ -176,7 +184,7 @@ impl Files {
             let scan = &mut self.step_msgs.scan;
             std::mem::swap(&mut scan.ranges, ranges);
             convert::set_laser_scan(scan, v.t_s, self.sweep_period_s, self.lidar_range_m);
-            let written = self.episode.write(self.ep.scan, t_ns, &*scan);
+            let written = ep_write(&mut self.episode, self.ep.scan, t_ns, &*scan);
             std::mem::swap(&mut scan.ranges, ranges);
             written?;
         }
@@ -186,12 +194,12 @@ impl Files {
             // Let go at once: the world refills a sweep in place when no one else holds it.
             drop(sweep);
             let cloud = convert::point_cloud(v.t_s, data);
-            let written = self.episode.write(self.ep.points, t_ns, &cloud);
+            let written = ep_write(&mut self.episode, self.ep.points, t_ns, &cloud);
             self.cloud_data = cloud.data;
             written?;
         }
         if let Some(objects) = &shot.objects {
-            self.episode.write(self.ep.objects, t_ns, &markers::object_markers(v.t_s, objects))?;
+            ep_write(&mut self.episode, self.ep.objects, t_ns, &markers::object_markers(v.t_s, objects))?;
         }
         Ok(())
     }
@@ -201,35 +209,49 @@ impl Files {
     fn row(&mut self, row: &Row) -> Result<(), BagError> {
         let t_ns = time_ns(row.t());
         match row {
-            Row::Wake(w) => self.episode.write(self.ep.wake, t_ns, &convert::planner_wake(w)),
+            Row::Wake(w) => ep_write(&mut self.episode, self.ep.wake, t_ns, &convert::planner_wake(w)),
             Row::ModelSend(s) => {
                 self.sends.insert(s.call, s.clone());
                 Ok(())
             }
             Row::ModelReply(r) => {
                 let msg = convert::model_call_reply(self.sends.remove(&r.call).as_ref(), r);
-                self.episode.write(self.ep.model_call, t_ns, &msg)
+                ep_write(&mut self.episode, self.ep.model_call, t_ns, &msg)
             }
             Row::ModelError(e) => {
                 let msg = convert::model_call_error(self.sends.remove(&e.call).as_ref(), e);
-                self.episode.write(self.ep.model_call, t_ns, &msg)
+                ep_write(&mut self.episode, self.ep.model_call, t_ns, &msg)
             }
-            Row::Tool(t) => self.episode.write(self.ep.tool_call, t_ns, &convert::tool_call(t)),
-            Row::PlanCheck(p) => self.episode.write(self.ep.plan_verdict, t_ns, &convert::plan_verdict(p)),
+            Row::Tool(t) => ep_write(&mut self.episode, self.ep.tool_call, t_ns, &convert::tool_call(t)),
+            Row::PlanCheck(p) => {
+                ep_write(&mut self.episode, self.ep.plan_verdict, t_ns, &convert::plan_verdict(p))
+            }
             _ => Ok(()),
         }
     }
 
     /// Closes the open chunks of both files and hands them to the operating system.
     pub fn flush(&mut self) -> Result<(), BagError> {
-        self.episode.flush()?;
+        if let Some(e) = self.episode.as_mut() {
+            e.flush()?;
+        }
         self.interface.flush()
     }
 
     /// Writes both summaries and renames both files to their final names.
     pub fn finish(self) -> Result<(), BagError> {
-        self.episode.finish()?;
+        if let Some(e) = self.episode {
+            e.finish()?;
+        }
         self.interface.finish()?;
         Ok(())
+    }
+}
+
+/// Writes a message to the episode file, if the run records it.
+fn ep_write<M: Message>(episode: &mut Option<Bag>, ch: u16, t_ns: u64, msg: &M) -> Result<(), BagError> {
+    match episode {
+        Some(e) => e.write(ch, t_ns, msg),
+        None => Ok(()),
     }
 }

@@ -42,6 +42,8 @@ use self::sink::Sink;
 use crate::runfolder::rows::Row;
 use crate::world::{VehicleView, WorldPort};
 
+pub use crate::runfolder::kinds::Record;
+
 /// The episode file's name in a run folder.
 pub const EPISODE_FILE: &str = "episode.mcap";
 /// The interface file's name in a run folder.
@@ -268,14 +270,24 @@ pub struct Recorder {
     next_objects_s: f64,
     /// The status of the last shot.
     status: Option<LastStatus>,
+    /// The episode file is recorded (else the interface file only).
+    episode: bool,
 }
 
 impl Recorder {
     /// Creates `episode.mcap.part` and `episode.interface.mcap.part` in `folder` (an error
     /// here is returned at once) and records the start: the static transforms, the map, and the
     /// world at t = 0.
-    pub fn create(folder: &Path, map: &Map, world: &dyn WorldPort) -> Result<Recorder, BagError> {
-        let episode = Bag::create(&folder.join(EPISODE_FILE))?;
+    /// With `record` [`Record::Interface`] only the interface file is made, and the loop's
+    /// thread takes no scan, sweep or objects for it.
+    pub fn create(
+        folder: &Path,
+        map: &Map,
+        world: &dyn WorldPort,
+        record: Record,
+    ) -> Result<Recorder, BagError> {
+        let with_episode = record == Record::All;
+        let episode = if with_episode { Some(Bag::create(&folder.join(EPISODE_FILE))?) } else { None };
         let interface = Bag::create(&folder.join(INTERFACE_FILE))?;
         let lidar = world.lidar().unwrap_or_default();
         let map = markers::map_markers(map);
@@ -287,6 +299,7 @@ impl Recorder {
             clouds: CloudRate::default(),
             next_objects_s: 0.0,
             status: None,
+            episode: with_episode,
         };
         rec.on_step(world, 0.0, false)?;
         Ok(rec)
@@ -303,7 +316,7 @@ impl Recorder {
     ) -> Result<(), BagError> {
         let vehicle = world.vehicle();
         let (mut scan_ranges_m, mut sweep, mut objects) = (None, None, None);
-        if swept {
+        if swept && self.episode {
             let scan = world.scan();
             scan_ranges_m = scan.map(|s| {
                 let mut buf = self.sink.scan_buffer();
@@ -316,7 +329,7 @@ impl Recorder {
                 sweep = world.sweep().cloned();
             }
         }
-        if vehicle.t_s + 1e-9 >= self.next_objects_s {
+        if self.episode && vehicle.t_s + 1e-9 >= self.next_objects_s {
             self.next_objects_s += OBJECTS_EVERY_S;
             objects = world.truth_objects();
         }
@@ -341,6 +354,9 @@ impl Recorder {
     /// or the error comes, with the request's time), tool calls and plan verdicts. Such a row
     /// hands what waits to the writer thread at once: the loop may wait for a model after it.
     pub fn on_row(&mut self, row: Row) -> Result<(), BagError> {
+        if !self.episode {
+            return Ok(());
+        }
         match row {
             Row::Wake(_)
             | Row::ModelSend(_)
