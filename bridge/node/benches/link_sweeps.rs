@@ -210,6 +210,7 @@ fn main() {
         "127.0.0.1",
         PORT,
         None,
+        &[],
         2.0,
         Duration::from_secs(10),
         ScanConfig::default(),

@@ -21,7 +21,10 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, Connection, DigitallySignedStruct, ServerConfig, SignatureScheme};
+use rustls::{ClientConfig, ClientConnection, Connection, DigitallySignedStruct, SignatureScheme};
+
+/// The bridge's TLS configuration ([`Identity::server_config`]).
+pub use rustls::ServerConfig;
 
 use crate::auth::{hex, unhex, CHANNEL_BINDING_BYTES, EXPORTER_LABEL};
 
@@ -109,8 +112,10 @@ impl Identity {
             let pem = format!("{}{}", ck.cert.pem(), ck.key_pair.serialize_pem());
             write_private(path, pem.as_bytes()).map_err(|e| err(format!("cannot write it: {e}")))?;
         }
-        let cert = CertificateDer::from_pem_file(path).map_err(|e| err(format!("no certificate in it: {e}")))?;
-        let key = PrivateKeyDer::from_pem_file(path).map_err(|e| err(format!("no private key in it: {e}")))?;
+        let cert =
+            CertificateDer::from_pem_file(path).map_err(|e| err(format!("no certificate in it: {e}")))?;
+        let key =
+            PrivateKeyDer::from_pem_file(path).map_err(|e| err(format!("no private key in it: {e}")))?;
         Ok(Identity { cert, key })
     }
 
@@ -180,7 +185,12 @@ impl ServerCertVerifier for Pinned {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -189,7 +199,12 @@ impl ServerCertVerifier for Pinned {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -203,7 +218,8 @@ fn split(conn: Connection, stream: &TcpStream) -> io::Result<(TlsReader, Sealer)
     conn.export_keying_material(&mut binding, EXPORTER_LABEL, None)
         .map_err(|e| io::Error::other(e.to_string()))?;
     let conn = Arc::new(Mutex::new(conn));
-    let reader = TlsReader { sock: stream.try_clone()?, conn: conn.clone(), raw: vec![0; 1 << 16], start: 0, end: 0 };
+    let reader =
+        TlsReader { sock: stream.try_clone()?, conn: conn.clone(), raw: vec![0; 1 << 16], start: 0, end: 0 };
     Ok((reader, Sealer { conn, binding }))
 }
 
@@ -226,8 +242,9 @@ pub fn server_handshake(
     config: Arc<ServerConfig>,
     timeout: Duration,
 ) -> Result<(TcpStream, TlsReader, Sealer), TlsError> {
-    let mut conn =
-        Connection::Server(rustls::ServerConnection::new(config).map_err(|e| TlsError::Handshake(e.to_string()))?);
+    let mut conn = Connection::Server(
+        rustls::ServerConnection::new(config).map_err(|e| TlsError::Handshake(e.to_string()))?,
+    );
     drive(&mut conn, &mut stream, timeout).map_err(|e| TlsError::Handshake(server_words(&e)))?;
     let (r, s) = split(conn, &stream).map_err(|e| TlsError::Handshake(e.to_string()))?;
     Ok((stream, r, s))
@@ -236,7 +253,9 @@ pub fn server_handshake(
 fn server_words(e: &io::Error) -> String {
     let s = e.to_string();
     if s.contains("AccessDenied") || s.contains("BadCertificate") {
-        format!("{s}: the harness does not trust this bridge's certificate (its pinned fingerprint is another)")
+        format!(
+            "{s}: the harness does not trust this bridge's certificate (its pinned fingerprint is another)"
+        )
     } else {
         s
     }
@@ -250,7 +269,8 @@ pub fn client_handshake(
     timeout: Duration,
 ) -> Result<(TcpStream, TlsReader, Sealer), TlsError> {
     let provider = provider();
-    let pins = Arc::new(Pinned { pins: fingerprints.to_vec(), seen: Mutex::new(None), provider: provider.clone() });
+    let pins =
+        Arc::new(Pinned { pins: fingerprints.to_vec(), seen: Mutex::new(None), provider: provider.clone() });
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| TlsError::Handshake(e.to_string()))?
