@@ -33,6 +33,7 @@ if [ "$ifaces" != "lo " ]; then
         exit 2
     fi
     export ACRES_LINK_SIM_IN_NETNS=1
+    # shellcheck disable=SC2016 # $0 and $@ expand in the inner shell, on purpose
     exec unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec "$0" run "$@"' "$0" "$@"
 fi
 
@@ -53,9 +54,9 @@ mkdir -p "$out/link_sim_logs"
 logs=$(cd "$out/link_sim_logs" && pwd)
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-export ROS_DISTRO=${ROS_DISTRO:-jazzy}
-export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-0}
-export RUST_LOG=${RUST_LOG:-info,rustdds=off,ros2_client=warn}
+export ROS_DISTRO="${ROS_DISTRO:-jazzy}"
+export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-0}"
+export RUST_LOG="${RUST_LOG:-info,rustdds=off,ros2_client=warn}"
 
 pids=""
 stop_all() {
