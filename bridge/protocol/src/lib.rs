@@ -30,9 +30,11 @@
 #![warn(missing_docs)]
 #![warn(clippy::dbg_macro, clippy::todo)]
 
+#[cfg(feature = "secure")]
 pub mod auth;
 mod messages;
 mod sweep;
+#[cfg(feature = "secure")]
 pub mod tls;
 
 pub use messages::*;
