@@ -12,7 +12,9 @@
 # Environment: ACRES_COST_TABLES (the harness's cost tables), ACRES_LINK_RATE (the core node's
 # rate, default 5 × real time), ACRES_LINK_PORT (default 5630), ACRES_BIN_DIR (the binaries;
 # default target/debug, built with cargo when missing), ACRES_LINK_TOKEN (passed to the bridge
-# and the harness; never printed). Logs of the nodes go to OUT/link_sim_logs/.
+# and the harness; never printed), ACRES_LINK_TLS (1, the default: the link speaks TLS, the bridge
+# writes its certificate's fingerprint to OUT/link_sim_logs/bridge.fingerprint and the harness
+# pins it with --link-trust; 0: plaintext on loopback). Logs of the nodes go to OUT/link_sim_logs/.
 # Every child is stopped on exit, error or Ctrl-C; the exit code is the harness's.
 set -eu
 
@@ -31,6 +33,7 @@ if [ "$ifaces" != "lo " ]; then
         exit 2
     fi
     export ACRES_LINK_SIM_IN_NETNS=1
+    # shellcheck disable=SC2016 # $0 and $@ expand in the inner shell, on purpose
     exec unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec "$0" run "$@"' "$0" "$@"
 fi
 
@@ -51,9 +54,9 @@ mkdir -p "$out/link_sim_logs"
 logs=$(cd "$out/link_sim_logs" && pwd)
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
-export ROS_DISTRO=${ROS_DISTRO:-jazzy}
-export ROS_DOMAIN_ID=${ROS_DOMAIN_ID:-0}
-export RUST_LOG=${RUST_LOG:-info,rustdds=off,ros2_client=warn}
+export ROS_DISTRO="${ROS_DISTRO:-jazzy}"
+export ROS_DOMAIN_ID="${ROS_DOMAIN_ID:-0}"
+export RUST_LOG="${RUST_LOG:-info,rustdds=off,ros2_client=warn}"
 
 pids=""
 stop_all() {
@@ -78,8 +81,25 @@ trap 'stop_all; exit 143' TERM
 pids="$pids $!"
 "$bin/acres_vehicle_node" --ros-args -p "scenario:=$scenario" -p "maps_dir:=$maps" -p use_sim_time:=true >"$logs/vehicle.log" 2>&1 &
 pids="$pids $!"
-"$bin/acres_bridge" --ros-args -p host:=127.0.0.1 -p "port:=$port" -p use_sim_time:=true >"$logs/bridge.log" 2>&1 &
-pids="$pids $!"
+fp=$logs/bridge.fingerprint
+rm -f "$fp"
+if [ "${ACRES_LINK_TLS:-1}" = 0 ]; then
+    "$bin/acres_bridge" --ros-args -p host:=127.0.0.1 -p "port:=$port" -p use_sim_time:=true -p tls:=false >"$logs/bridge.log" 2>&1 &
+    pids="$pids $!"
+else
+    "$bin/acres_bridge" --ros-args -p host:=127.0.0.1 -p "port:=$port" -p use_sim_time:=true -p "fingerprint_file:=$fp" >"$logs/bridge.log" 2>&1 &
+    bridge_pid=$!
+    pids="$pids $bridge_pid"
+    # The bridge writes its fingerprint before it listens (up to 20 s).
+    i=0
+    while [ ! -s "$fp" ] && [ $i -lt 200 ]; do
+        kill -0 "$bridge_pid" 2>/dev/null || { echo "link_sim: the bridge stopped; see $logs/bridge.log" >&2; exit 1; }
+        sleep 0.1
+        i=$((i + 1))
+    done
+    [ -s "$fp" ] || { echo "link_sim: the bridge wrote no fingerprint in 20 s; see $logs/bridge.log" >&2; exit 1; }
+    set -- --link-trust "$fp" "$@"
+fi
 
 code=0
 "$bin/acres-harness" run --scenario "$scenario" --out "$out" --world link --link-host 127.0.0.1 --link-port "$port" "$@" || code=$?

@@ -1,15 +1,20 @@
 """The whole simulated stack for a link run: the core node (ACRES Core over ROS 2), the vehicle
 node and the bridge. The harness then runs on its own:
-``acres-harness run --scenario S --world link --link-port 5630 --out runs/x``.
+``acres-harness run --scenario S --world link --link-port 5630 --link-trust FP --out runs/x``
+with ``fingerprint_file:=FP`` given here (or ``--link-fingerprint`` with the one the bridge logs).
 
     ros2 launch launch/sim_link.launch.py scenario:=scenarios/link/link_sim_f56.json
 
-Every parameter is an argument. Keep DDS on loopback (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST)
+Every parameter is an argument (defaults: the nodes' own; tools/check_launch.py checks them). Any
+node that exits shuts the launch down, its name and exit code in the reason. Keep DDS on loopback (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST)
 and, on a shared machine, run inside a private network namespace as launch/link_sim.sh does.
 """
 
+from pathlib import Path
+
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, LogInfo, RegisterEventHandler, Shutdown
+from launch.event_handlers import OnProcessExit
 from launch.substitutions import LaunchConfiguration as C
 from launch_ros.actions import Node
 
@@ -29,13 +34,52 @@ ARGS = {
     "lidar_height_m": ("2.2", "the LiDAR's height above ground, m"),
     "host": ("127.0.0.1", "the bridge's address"),
     "port": ("5630", "the bridge's port"),
-    "allow_insecure": ("false", "allow a non-loopback host without a token (ACRES_LINK_TOKEN)"),
+    "allow_insecure": ("false", "allow a non-loopback host without a token (ACRES_LINK_TOKEN) or without TLS"),
     "rmw_framing": ("fastrtps", "request/reply framing: fastrtps or cyclonedds"),
+    "tls": ("true", "TLS 1.3 on the link (false: plaintext, loopback only unless allow_insecure)"),
+    "tls_identity": ("", "the PEM file of the bridge's certificate and key, made there when missing (empty: a new one at each start)"),
+    "fingerprint_file": ("", "where the bridge writes its certificate's fingerprint for the harness's --link-trust (empty: only logged)"),
 }
+# Arguments whose default is a path under the base folder (see base_folder).
+PATHS = {"scenario", "maps_dir"}
+
+
+def base_folder():
+    """Where the default paths (PATHS) are: the acres_bridge package's share folder when it is
+    installed with them (the docker image puts the scenarios there), else the repository that
+    holds this launch file."""
+    try:
+        from ament_index_python.packages import get_package_share_directory
+        share = Path(get_package_share_directory("acres_bridge"))
+        if (share / "scenarios").is_dir():
+            return share
+    except (ImportError, LookupError):  # no ament_index; PackageNotFoundError is a KeyError
+        pass
+    return Path(__file__).resolve().parent.parent
+
+
+def declare():
+    """The launch arguments; a default of None makes the argument required."""
+    base = base_folder()
+    out = []
+    for k, (v, d) in ARGS.items():
+        if v is None:
+            out.append(DeclareLaunchArgument(k, description=d))
+        else:
+            out.append(DeclareLaunchArgument(k, default_value=str(base / v) if k in PATHS else v, description=d))
+    return out
+
+
+def stop_with(node):
+    """Any node's exit shuts the whole launch down, the node and its code in the reason."""
+    def on_exit(event, _context):
+        why = f"{event.action.name} exited with code {event.returncode}: the launch shuts down"
+        return [LogInfo(msg=why), Shutdown(reason=why)]
+    return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
 
 
 def generate_launch_description():
-    decl = [DeclareLaunchArgument(k, default_value=v, description=d) for k, (v, d) in ARGS.items()]
+    decl = declare()
     sim = {"use_sim_time": True}
     core = Node(
         package="acres_core", executable="acres_core_node", name="acres_core",
@@ -48,6 +92,8 @@ def generate_launch_description():
     )
     bridge = Node(
         package="acres_bridge", executable="acres_bridge", name="acres_bridge",
-        parameters=[sim, {k: C(k) for k in ("host", "port", "allow_insecure", "rmw_framing")}],
+        parameters=[sim, {k: C(k) for k in ("host", "port", "allow_insecure", "rmw_framing", "tls", "tls_identity",
+                                          "fingerprint_file")}],
     )
-    return LaunchDescription(decl + [core, vehicle, bridge])
+    nodes = [core, vehicle, bridge]
+    return LaunchDescription(decl + nodes + [stop_with(n) for n in nodes])

@@ -102,6 +102,8 @@ step "JSON Schema of the maps"
 python3 tools/check_map_schema.py
 step "the ROS 2 launch files against the nodes' parameters (static: no ROS launch here)"
 python3 tools/check_launch.py
+step "ROS sites' files: hadolint, actionlint, compose-spec schema, shellcheck (tools/lint_sites.sh)"
+tools/lint_sites.sh
 
 # NETWORK SAFETY (DESIGN.md): the DDS tests run only inside a private network namespace with
 # loopback alone, every participant restricted to 127.0.0.1. They are #[ignore]d (the plain

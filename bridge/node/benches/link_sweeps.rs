@@ -195,8 +195,34 @@ fn main() {
     let mut waiter = acres_ros::Waiter::new().unwrap();
     waiter.watch(&mut beats_sub).unwrap();
 
+    // TLS off and on in one run, on the same publishers: the difference is what TLS costs.
+    let mut p99 = Vec::new();
+    for (port, tls) in [(PORT, false), (PORT + 1, true)] {
+        p99.push(through_bridge(&points_pub, &obs_pub, &mut beats_sub, &mut waiter, &pts, port, tls));
+    }
+    if let [Some(off), Some(on)] = p99[..] {
+        println!("TLS adds {:.3} ms to the sweep latency's p99 (target <= 0.2 ms)", on - off);
+    }
+    println!("  load average at the end: {}", loadavg());
+}
+
+/// Sweeps through a bridge on `port` (TLS on or off) to the harness's session; prints the
+/// figures; gives the sweep latency's p99, ms.
+fn through_bridge(
+    points_pub: &acres_ros::Pub<PointCloud2>,
+    obs_pub: &acres_ros::Pub<Observation>,
+    beats_sub: &mut acres_ros::Sub<Heartbeat>,
+    waiter: &mut acres_ros::Waiter,
+    pts: &[[f32; 4]],
+    port: u16,
+    tls: bool,
+) -> Option<f64> {
+    println!("link {}:", if tls { "with TLS 1.3 (pinned certificate)" } else { "plaintext" });
+    let fp_file = std::env::temp_dir().join(format!("acres-bench-fp-{}-{port}", std::process::id()));
+    let _ = std::fs::remove_file(&fp_file);
     let mut bridge = Command::new(env!("CARGO_BIN_EXE_acres_bridge"))
-        .args(["--ros-args", "-p", "host:=127.0.0.1", "-p", &format!("port:={PORT}")])
+        .args(["--ros-args", "-p", "host:=127.0.0.1", "-p", &format!("port:={port}")])
+        .args(["-p", &format!("tls:={tls}"), "-p", &format!("fingerprint_file:={}", fp_file.display())])
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env("ROS_DISTRO", "jazzy")
         .env("RUST_LOG", "warn,rustdds=off,ros2_client=error")
@@ -206,10 +232,22 @@ fn main() {
         .expect("bridge");
     let pid = bridge.id();
     // The harness's session: reader thread (decode + scan), keeper (beats, pings).
+    let pins: Vec<String> = if tls {
+        let fp = (0..200)
+            .find_map(|_| {
+                std::thread::sleep(Duration::from_millis(50));
+                std::fs::read_to_string(&fp_file).ok().filter(|t| t.ends_with('\n'))
+            })
+            .expect("the bridge's fingerprint");
+        vec![link::tls::parse_fingerprint(&fp).expect("a fingerprint")]
+    } else {
+        Vec::new()
+    };
     let session = acres_harness::world::link::Session::attach(
         "127.0.0.1",
-        PORT,
+        port,
         None,
+        &pins,
         2.0,
         Duration::from_secs(10),
         ScanConfig::default(),
@@ -251,7 +289,7 @@ fn main() {
             waiter.wait(due - now);
         }
         if k % 2 == 0 {
-            points_pub.publish(cloud(&pts));
+            points_pub.publish(cloud(pts));
         }
         obs_pub.publish(observation());
         if reader.is_finished() {
@@ -311,5 +349,6 @@ fn main() {
     let _ = Command::new("kill").args(["-CONT", &pid.to_string()]).status();
     let _ = bridge.kill();
     let _ = bridge.wait();
-    println!("  load average at the end: {}", loadavg());
+    let _ = std::fs::remove_file(&fp_file);
+    (!lat.is_empty()).then(|| pct(&mut lat, 0.99))
 }

@@ -15,17 +15,22 @@
 //! that would leave more waits, so "written" means nearly sent, even on a slow field link,
 //! where the kernel would otherwise hold several sweeps before a control line.
 //!
+//! With TLS ([`acres_link_protocol::tls`]) each line is sealed into its TLS records as it is
+//! queued (on the queuing thread, in queue order) and the outbox holds the records; the reader
+//! thread reads through the session's [`TlsReader`]. Without TLS the outbox holds the lines.
+//!
 //! The reader thread wakes the bridge's loop for each line ([`Wake`]). The socket's send buffer
 //! is set to [`SOCKET_BUFFER_BYTES`] (the system may cap it) so that a sweep's step goes to the
 //! operating system in one write instead of waiting for the harness to read its first part.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Arc, Condvar, Mutex};
 
+use acres_link_protocol::tls::{Sealer, TlsReader};
 use acres_link_protocol::{
     decode, encode, FromBridge, FromHarness, LineError, MAX_LINE_BYTES, SOCKET_BUFFER_BYTES,
 };
@@ -50,9 +55,9 @@ pub const SWEEP_QUEUE_MAX: usize = 64 << 10;
 /// the send buffer grow to several MB of sweeps).
 pub const NOT_SENT_MAX: u32 = 256 << 10;
 
-/// A line in the outbox.
+/// A line in the outbox (its TLS records with TLS).
 struct Queued {
-    line: String,
+    line: Vec<u8>,
     /// Bytes of it already written.
     from: usize,
     /// It carries a sweep.
@@ -93,12 +98,14 @@ pub struct Conn {
     pub rx: Receiver<Incoming>,
     /// Counts.
     pub counts: Arc<Counts>,
+    /// Seals lines into TLS records (TLS links).
+    sealer: Option<Sealer>,
 }
 
 impl Conn {
-    /// Starts the reader and writer threads of `stream`; the reader calls `wake` after each
-    /// line it hands over.
-    pub fn start(stream: TcpStream, wake: Wake) -> std::io::Result<Conn> {
+    /// Starts the reader and writer threads of `stream` (with its TLS session's two halves
+    /// when `tls`); the reader calls `wake` after each line it hands over.
+    pub fn start(stream: TcpStream, tls: Option<(TlsReader, Sealer)>, wake: Wake) -> std::io::Result<Conn> {
         stream.set_nodelay(true)?;
         stream.set_nonblocking(false)?;
         let sock = socket2::SockRef::from(&stream);
@@ -113,7 +120,11 @@ impl Conn {
         let outbox = Arc::new((Mutex::new(Outbox::default()), Condvar::new()));
         let counts = Arc::new(Counts::default());
         let (tx, rx) = channel();
-        let mut reader = BufReader::with_capacity(1 << 16, stream.try_clone()?);
+        let (source, sealer): (Box<dyn Read + Send>, _) = match tls {
+            Some((r, s)) => (Box::new(r), Some(s)),
+            None => (Box::new(stream.try_clone()?), None),
+        };
+        let mut reader = BufReader::with_capacity(1 << 16, source);
         let c = counts.clone();
         std::thread::Builder::new().name("link-read".into()).spawn(move || loop {
             match read_line(&mut reader, &c) {
@@ -132,7 +143,12 @@ impl Conn {
         })?;
         let (ob, mut w, c) = (outbox.clone(), stream.try_clone()?, counts.clone());
         std::thread::Builder::new().name("link-write".into()).spawn(move || write_loop(&ob, &mut w, &c))?;
-        Ok(Conn { peer, stream, outbox, rx, counts })
+        Ok(Conn { peer, stream, outbox, rx, counts, sealer })
+    }
+
+    /// The TLS session's channel binding (empty without TLS).
+    pub fn binding(&self) -> &[u8] {
+        self.sealer.as_ref().map_or(&[], Sealer::binding)
     }
 
     /// Queues a message.
@@ -146,6 +162,14 @@ impl Conn {
     }
 
     fn push(&self, line: String, sweep: bool) {
+        let line = match &self.sealer {
+            Some(s) => s.seal(line.as_bytes()),
+            None => line.into_bytes(),
+        };
+        self.push_bytes(line, sweep);
+    }
+
+    fn push_bytes(&self, line: Vec<u8>, sweep: bool) {
         let (lock, cv) = &*self.outbox;
         let mut o = lock.lock().expect("outbox lock");
         let mut from = 0;
@@ -153,7 +177,7 @@ impl Conn {
             // Nothing before it: as much as the socket takes now, from this thread.
             o.writing = true;
             drop(o);
-            from = write_now(&self.stream, line.as_bytes());
+            from = write_now(&self.stream, &line);
             self.counts.bytes_out.fetch_add(from as u64, Ordering::Relaxed);
             o = lock.lock().expect("outbox lock");
             o.writing = false;
@@ -179,8 +203,12 @@ impl Conn {
         !o.sweep_in_flight && o.queued_bytes < SWEEP_QUEUE_MAX
     }
 
-    /// Writes what is queued (up to `timeout`), then closes the socket.
+    /// Writes what is queued (up to `timeout`), then closes the socket (with TLS, after the
+    /// session's `close_notify`).
     pub fn close(&self, timeout: std::time::Duration) {
+        if let Some(s) = &self.sealer {
+            self.push_bytes(s.close_notify(), false);
+        }
         let deadline = std::time::Instant::now() + timeout;
         while std::time::Instant::now() < deadline {
             let o = self.outbox.0.lock().expect("outbox lock");
@@ -243,7 +271,7 @@ fn write_loop(outbox: &(Mutex<Outbox>, Condvar), w: &mut TcpStream, counts: &Cou
                 o = cv.wait(o).expect("outbox lock");
             }
         };
-        let rest = &q.line.as_bytes()[q.from..];
+        let rest = &q.line[q.from..];
         let ok = w.write_all(rest).is_ok();
         counts.lines_out.fetch_add(1, Ordering::Relaxed);
         counts.bytes_out.fetch_add(rest.len() as u64, Ordering::Relaxed);

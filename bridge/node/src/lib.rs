@@ -11,8 +11,15 @@
 //! | `/acres/skill/heartbeat` (out) | `acres_interfaces/Heartbeat` | one per `beat` |
 //!
 //! Parameters: `host` (127.0.0.1), `port` (5630), `token` (or the environment variable
-//! `ACRES_LINK_TOKEN`; empty: none), `allow_insecure` (false: a host other than loopback needs a
-//! token), `rmw_framing`, `use_sim_time`.
+//! `ACRES_LINK_TOKEN`; empty: none), `tls` (true: TLS 1.3 on the link, see [`secure`]),
+//! `tls_identity` (the PEM file of the certificate and its key, made there when missing; empty:
+//! a new one in memory at each start), `fingerprint_file` (where the certificate's fingerprint
+//! is written; empty: only logged), `allow_insecure` (false: a host other than loopback needs a
+//! token and TLS), `rmw_framing`, `use_sim_time`.
+//!
+//! The attach is a challenge–response (`acres_link_protocol::auth`): `hello` carries a fresh
+//! nonce, the harness proves it knows the token over both nonces and the TLS channel, the
+//! bridge proves it back in `welcome`; a harness nonce seen before is refused (`replay`).
 //!
 //! One harness at a time: a second connection gets `refused` (`busy`) and is closed. When the
 //! socket closes or the harness sends `end`, every goal it sent is cancelled and its terminal
@@ -33,9 +40,11 @@
 
 mod conn;
 mod goals;
+pub mod secure;
 pub mod sweeps;
 
-use std::net::{IpAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, TcpListener};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::{Duration, Instant};
 
 use acres_link_protocol as link;
@@ -65,8 +74,14 @@ pub struct Params {
     pub port: u16,
     /// The shared token (`token`, or `ACRES_LINK_TOKEN`), if any.
     pub token: Option<String>,
-    /// Allow a non-loopback host without a token (`allow_insecure`).
+    /// Allow a non-loopback host without a token or without TLS (`allow_insecure`).
     pub allow_insecure: bool,
+    /// TLS on the link (`tls`, default true).
+    pub tls: bool,
+    /// The PEM file of the TLS identity (`tls_identity`; empty: made in memory).
+    pub tls_identity: String,
+    /// Where the certificate's fingerprint is written (`fingerprint_file`; empty: nowhere).
+    pub fingerprint_file: String,
 }
 
 impl std::fmt::Debug for Params {
@@ -77,6 +92,9 @@ impl std::fmt::Debug for Params {
             .field("port", &self.port)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
             .field("allow_insecure", &self.allow_insecure)
+            .field("tls", &self.tls)
+            .field("tls_identity", &self.tls_identity)
+            .field("fingerprint_file", &self.fingerprint_file)
             .finish()
     }
 }
@@ -94,15 +112,24 @@ impl Params {
             port: port.clamp(0.0, 65535.0) as u16,
             token,
             allow_insecure: a.bool_or("allow_insecure", false)?,
+            tls: a.bool_or("tls", true)?,
+            tls_identity: a.str_or("tls_identity", "")?,
+            fingerprint_file: a.str_or("fingerprint_file", "")?,
         })
     }
 
-    /// Refuses a non-loopback host without a token unless `allow_insecure`.
+    /// Refuses a non-loopback host without a token, or without TLS, unless `allow_insecure`.
     pub fn check(&self) -> Result<(), String> {
         let loopback = self.host == "localhost" || self.host.parse::<IpAddr>().is_ok_and(|a| a.is_loopback());
         if !loopback && self.token.is_none() && !self.allow_insecure {
             return Err(format!(
                 "host {} is not loopback and no token is set: set the token (-p token:=... or {TOKEN_ENV}) or -p allow_insecure:=true",
+                self.host
+            ));
+        }
+        if !loopback && !self.tls && !self.allow_insecure {
+            return Err(format!(
+                "host {} is not loopback and tls is false: a plaintext link off this machine needs -p allow_insecure:=true",
                 self.host
             ));
         }
@@ -115,6 +142,11 @@ pub struct Bridge {
     node: RosNode,
     params: Params,
     listener: TcpListener,
+    security: secure::Security,
+    /// Connections whose TLS handshake succeeded (or plaintext ones at once).
+    accepted_tx: Sender<secure::Accepted>,
+    accepted: Receiver<secure::Accepted>,
+    nonces: secure::Nonces,
     client: PolledSkillClient,
     observation: Sub<Observation>,
     events: Sub<SkillEvent>,
@@ -132,6 +164,8 @@ pub struct Bridge {
 struct Attached {
     conn: Conn,
     attached: bool,
+    /// The bridge's nonce of this connection (in `hello`).
+    nonce: String,
     seq: u64,
     events: Vec<SkillEvent>,
     truth: Option<SimTruth>,
@@ -142,11 +176,12 @@ impl Bridge {
     /// Makes the endpoints and binds the socket.
     pub fn new(mut node: RosNode, params: Params) -> anyhow::Result<Bridge> {
         params.check().map_err(|e| anyhow::anyhow!(e))?;
+        let security = secure::Security::new(params.tls, &params.tls_identity, &params.fingerprint_file)?;
         let listener = TcpListener::bind((params.host.as_str(), params.port))
             .map_err(|e| anyhow::anyhow!("binding {}:{}: {e}", params.host, params.port))?;
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
-        info!(%addr, token = params.token.is_some(), "link listening");
+        info!(%addr, token = params.token.is_some(), tls = security.tls(), "link listening");
         let ros = |e: NodeError| anyhow::anyhow!("{e}");
         let mut observation = node.subscription("acres/observation", qos::default_profile()).map_err(ros)?;
         let mut events = node.subscription("acres/events", qos::default_profile()).map_err(ros)?;
@@ -157,7 +192,12 @@ impl Bridge {
         waiter.watch(&mut events)?;
         waiter.watch(&mut points)?;
         waiter.watch(&mut truth)?;
+        let (accepted_tx, accepted) = channel();
         Ok(Bridge {
+            security,
+            accepted_tx,
+            accepted,
+            nonces: secure::Nonces::default(),
             client: PolledSkillClient::new(&mut node, "acres/skill").map_err(ros)?,
             observation,
             events,
@@ -201,7 +241,11 @@ impl Bridge {
         let mut busy = false;
         while let Ok((s, peer)) = self.listener.accept() {
             busy = true;
-            self.accept(s, peer.to_string());
+            self.security.accept(s, peer.to_string(), &self.accepted_tx, self.waiter.wake_handle());
+        }
+        while let Ok(a) = self.accepted.try_recv() {
+            busy = true;
+            self.accept(a);
         }
         busy |= self.read_link();
         busy |= self.read_ros();
@@ -215,12 +259,14 @@ impl Bridge {
         busy
     }
 
-    fn accept(&mut self, s: TcpStream, peer: String) {
-        let conn = match Conn::start(s, self.waiter.wake_handle()) {
+    fn accept(&mut self, a: secure::Accepted) {
+        let peer = a.peer;
+        let conn = match Conn::start(a.stream, a.tls, self.waiter.wake_handle()) {
             Ok(c) => c,
             Err(e) => return warn!(%peer, error = %e, "connection failed"),
         };
-        conn.send(&FromBridge::Hello(self.hello()));
+        let nonce = link::auth::new_nonce();
+        conn.send(&FromBridge::Hello(self.hello(&nonce)));
         if self.conn.is_some() {
             info!(%peer, "second harness refused: busy");
             refuse(&conn, RefusedCode::Busy, "another harness is attached: one commander at a time".into());
@@ -228,16 +274,24 @@ impl Bridge {
         }
         info!(%peer, "harness connected");
         self.sweeps.reset();
-        self.conn =
-            Some(Attached { conn, attached: false, seq: 0, events: Vec::new(), truth: None, beats: 0 });
+        self.conn = Some(Attached {
+            conn,
+            attached: false,
+            nonce,
+            seq: 0,
+            events: Vec::new(),
+            truth: None,
+            beats: 0,
+        });
     }
 
-    fn hello(&self) -> link::Hello {
+    fn hello(&self, nonce: &str) -> link::Hello {
         link::Hello {
             version: link::PROTOCOL_VERSION,
             bridge: format!("acres_bridge {}", env!("CARGO_PKG_VERSION")),
             token_required: self.params.token.is_some(),
             truth: self.truth_seen.is_some_and(|t| t.elapsed().as_secs_f64() < TRUTH_FRESH_S),
+            nonce: nonce.to_string(),
         }
     }
 
@@ -277,15 +331,14 @@ impl Bridge {
                         let r = link::version_mismatch(link::PROTOCOL_VERSION, at.version);
                         return self.refuse_attached(RefusedCode::Version, r);
                     }
-                    if let Some(t) = &self.params.token {
-                        if !at.token.as_deref().is_some_and(|g| link::token_matches(g, t)) {
-                            let why = if at.token.is_none() { "a token is required" } else { "wrong token" };
-                            return self.refuse_attached(RefusedCode::Token, why.into());
-                        }
-                    }
+                    let proof = match self.check_attach(&at) {
+                        Ok(p) => p,
+                        Err((code, why)) => return self.refuse_attached(code, why),
+                    };
+                    let Some(a) = self.conn.as_mut() else { return };
                     info!(harness = %at.harness, "harness attached");
                     a.attached = true;
-                    a.conn.send(&FromBridge::Welcome(link::Welcome { t_s: now }));
+                    a.conn.send(&FromBridge::Welcome(link::Welcome { t_s: now, proof }));
                 }
                 FromHarness::Skill(_) | FromHarness::Cancel(_) => {
                     a.conn.send(&FromBridge::Error(link::ErrorLine {
@@ -322,6 +375,29 @@ impl Bridge {
                 self.detach("the harness sent end");
             }
         }
+    }
+
+    /// Checks an attach's nonce and proof against the token (when one is set); the welcome's
+    /// proof, or why the attach is refused.
+    fn check_attach(&mut self, at: &link::Attach) -> Result<Option<String>, (RefusedCode, String)> {
+        let (Some(token), Some(a)) = (&self.params.token, &self.conn) else { return Ok(None) };
+        if !link::auth::nonce_ok(&at.nonce) {
+            return Err((RefusedCode::Protocol, "the attach's nonce is not 64 hex characters".into()));
+        }
+        if !self.nonces.fresh(&at.nonce) {
+            return Err((RefusedCode::Replay, "replayed attach: this harness nonce was used before".into()));
+        }
+        let Some(proof) = &at.proof else {
+            return Err((RefusedCode::Token, "a token is required: the attach carries no proof".into()));
+        };
+        let binding = a.conn.binding();
+        if !link::auth::attach_proof_matches(proof, token, &a.nonce, &at.nonce, binding) {
+            return Err((
+                RefusedCode::Token,
+                "wrong token: the attach's proof does not match this connection's challenge".into(),
+            ));
+        }
+        Ok(Some(link::auth::welcome_proof(token, &a.nonce, &at.nonce, binding)))
     }
 
     fn refuse_attached(&mut self, code: RefusedCode, reason: String) {

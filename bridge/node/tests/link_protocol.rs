@@ -1,7 +1,8 @@
 //! The bridge's answers on the socket, with the bridge process alone (no vehicle): malformed,
 //! unknown, oversized and out-of-order lines get the documented `error` and the link stays
 //! usable; a wrong version, a second harness and a wrong or missing token are refused; a
-//! non-loopback host without a token is refused at start. Each test asserts the time it took.
+//! non-loopback host without a token, or without TLS, is refused at start. The clients speak
+//! TLS (the bridge's default), pinning the fingerprint the bridge wrote. Each test asserts the time it took.
 //!
 //! NETWORK SAFETY: the bridge creates a DDS participant: these tests run only in a private
 //! network namespace (see `util`), loopback-only, the socket on 127.0.0.1.
@@ -28,7 +29,7 @@ fn bad_lines_get_the_documented_answers_and_the_link_stays_usable() {
     let t0 = Instant::now();
     let dir = TempDir::new("lines");
     let _bridge = bridge(5641, &[], &dir.join("bridge.log"), &[]);
-    let mut c = Raw::connect(5641);
+    let mut c = Raw::tls(5641, &dir);
     assert!(
         matches!(c.next(), Some(FromBridge::Hello(h)) if h.version == link::PROTOCOL_VERSION && !h.token_required)
     );
@@ -59,7 +60,7 @@ fn bad_lines_get_the_documented_answers_and_the_link_stays_usable() {
     c.send(&FromHarness::Ping(link::Ping { n: 8 }));
     assert!(matches!(c.next(), Some(FromBridge::Pong(p)) if p.n == 8));
     // A second harness is refused (busy) and closed; the first stays attached.
-    let mut second = Raw::connect(5641);
+    let mut second = Raw::tls(5641, &dir);
     assert!(matches!(second.next(), Some(FromBridge::Hello(_))));
     assert!(matches!(second.next(), Some(FromBridge::Refused(r)) if r.code == RefusedCode::Busy));
     assert!(second.next().is_none(), "the second connection is closed");
@@ -68,7 +69,7 @@ fn bad_lines_get_the_documented_answers_and_the_link_stays_usable() {
     // After end, a new harness can attach; a wrong version is refused naming both versions.
     c.send(&FromHarness::End(link::End { cause: "done".into() }));
     assert!(c.next().is_none(), "the bridge closes after end");
-    let mut v = Raw::connect(5641);
+    let mut v = Raw::tls(5641, &dir);
     assert!(matches!(v.next(), Some(FromBridge::Hello(_))));
     match v.attach(99, None) {
         Some(FromBridge::Refused(r)) => {
@@ -90,7 +91,7 @@ fn the_token_is_checked_at_attach() {
     let dir = TempDir::new("token");
     let _bridge = bridge(5642, &[], &dir.join("bridge.log"), &[("ACRES_LINK_TOKEN", "field-secret-42")]);
     for (given, ok) in [(None, false), (Some("field-secret-41"), false), (Some("field-secret-42"), true)] {
-        let mut c = Raw::connect(5642);
+        let mut c = Raw::tls(5642, &dir);
         assert!(matches!(c.next(), Some(FromBridge::Hello(h)) if h.token_required));
         match c.attach(link::PROTOCOL_VERSION, given) {
             Some(FromBridge::Welcome(_)) => assert!(ok, "{given:?} must be refused"),
@@ -128,6 +129,16 @@ fn a_non_loopback_host_needs_a_token_or_allow_insecure() {
     let mut p = Proc { child: cmd.spawn().unwrap(), name: "bridge" };
     assert_eq!(p.wait(Duration::from_secs(10)), Some(2), "refused with exit code 2");
     assert!(std::fs::read_to_string(&log).unwrap().contains("allow_insecure"));
+    // With a token but without TLS, still refused.
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_acres_bridge"));
+    cmd.args(["--ros-args", "-p", "host:=0.0.0.0", "-p", "port:=5643", "-p", "tls:=false"])
+        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+        .env("ACRES_LINK_TOKEN", "field-secret-43")
+        .stderr(std::fs::File::create(&log).unwrap());
+    let mut p = Proc { child: cmd.spawn().unwrap(), name: "bridge" };
+    assert_eq!(p.wait(Duration::from_secs(10)), Some(2), "plaintext off loopback refused with exit code 2");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("tls is false") && !text.contains("field-secret"), "{text}");
     let took = t0.elapsed();
     assert!(took < Duration::from_secs(10), "took {took:?}");
 }

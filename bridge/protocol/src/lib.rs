@@ -7,10 +7,14 @@
 //!
 //! 1. The harness connects; the bridge sends [`Hello`] (its protocol version, whether a token
 //!    is needed, whether a simulator's truth is published).
-//! 2. The harness sends [`Attach`] (its version, the token if any). A version that differs, a
-//!    token that is wrong or missing, or a second harness while one is attached gets
-//!    [`Refused`] (naming both versions, or the reason) and the socket is closed; nothing is
-//!    executed. Otherwise the bridge sends [`Welcome`].
+//! 2. The harness sends [`Attach`] (its version, its nonce, the proof that it knows the token
+//!    when one is set: [`auth`]). A version that differs, a proof that is wrong or missing, a
+//!    nonce seen before (a replay), or a second harness while one is attached gets [`Refused`]
+//!    (naming both versions, or the reason) and the socket is closed; nothing is executed.
+//!    Otherwise the bridge sends [`Welcome`] (with its own proof when a token is set).
+//!
+//! Before all this, unless the link is plaintext on purpose, the socket speaks TLS 1.3 and the
+//! harness pins the bridge's certificate by its fingerprint ([`tls`]).
 //! 3. The bridge sends a [`Step`] for each observation of the vehicle (with the skill server's
 //!    events since the last step, and the newest sweep when one arrived), [`SkillReply`] to each
 //!    [`SkillRequest`], and [`Pong`] to each [`Ping`]. The harness sends [`Beat`] every 0.2 s
@@ -26,16 +30,22 @@
 #![warn(missing_docs)]
 #![warn(clippy::dbg_macro, clippy::todo)]
 
+#[cfg(feature = "secure")]
+pub mod auth;
 mod messages;
 mod sweep;
+#[cfg(feature = "secure")]
+pub mod tls;
 
 pub use messages::*;
 pub use sweep::{PackedSweep, Sweep, SweepError, BYTES_PER_POINT, FIELDS_PER_POINT};
 
 /// The protocol version, checked at `hello`/`attach`. Version 2: the observation carries the
 /// route ahead, and a `geometry_msgs/Point` that is not given (an event's `hold_at`) is `null`
-/// like every other float that is not given.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// like every other float that is not given. Version 3: the token is checked by a
+/// challenge–response ([`auth`]: nonces in `hello` and `attach`, proofs in `attach` and
+/// `welcome`), never sent; the link runs over TLS ([`tls`]) unless it is plaintext on purpose.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The longest line either side reads, bytes (a 14,400-point sweep is about 310 kB).
 pub const MAX_LINE_BYTES: usize = 4 << 20;
@@ -142,17 +152,6 @@ fn unknown_variant(msg: &str) -> Option<String> {
     Some(rest.split('`').next()?.to_string())
 }
 
-/// Compares a token given with the expected one in time that depends only on the length of the
-/// given one, not on where they differ.
-pub fn token_matches(given: &str, expected: &str) -> bool {
-    let (g, e) = (given.as_bytes(), expected.as_bytes());
-    let mut diff = (g.len() ^ e.len()) as u8 | u8::from(g.len() != e.len());
-    for (i, b) in g.iter().enumerate() {
-        diff |= b ^ e.get(i % e.len().max(1)).copied().unwrap_or(0);
-    }
-    diff == 0 && !e.is_empty()
-}
-
 /// The refusal text of a version mismatch, naming both versions.
 pub fn version_mismatch(bridge: u32, harness: u32) -> String {
     format!(
@@ -163,16 +162,6 @@ pub fn version_mismatch(bridge: u32, harness: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_match_only_when_equal() {
-        assert!(token_matches("s3cret-token", "s3cret-token"));
-        assert!(!token_matches("s3cret-tokeN", "s3cret-token"));
-        assert!(!token_matches("s3cret", "s3cret-token"));
-        assert!(!token_matches("s3cret-token-and-more", "s3cret-token"));
-        assert!(!token_matches("", "s3cret-token"));
-        assert!(!token_matches("", ""));
-    }
 
     #[test]
     fn bad_lines_are_told_apart() {

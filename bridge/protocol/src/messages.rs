@@ -61,6 +61,9 @@ pub struct Hello {
     pub token_required: bool,
     /// Whether steps carry a simulator's truth (a core node publishes it; a real vehicle not).
     pub truth: bool,
+    /// The bridge's fresh nonce of this connection (64 hex characters): the attach's proof
+    /// covers it ([`crate::auth`]).
+    pub nonce: String,
 }
 
 /// The harness's answer to `hello`.
@@ -71,9 +74,14 @@ pub struct Attach {
     pub version: u32,
     /// The harness's name and version.
     pub harness: String,
-    /// The shared token, when the bridge asks for one.
+    /// The harness's fresh nonce (64 hex characters; absent only in an attach of another
+    /// version, which is refused for its version).
+    #[serde(default)]
+    pub nonce: String,
+    /// When the bridge asks for the token: HMAC-SHA256 of the token over both nonces and the
+    /// TLS channel ([`crate::auth::attach_proof`]). The token itself never travels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
+    pub proof: Option<String>,
 }
 
 /// The harness is attached.
@@ -82,6 +90,10 @@ pub struct Attach {
 pub struct Welcome {
     /// The vehicle's clock now, s.
     pub t_s: f64,
+    /// When a token is set: the bridge's proof that it knows it too
+    /// ([`crate::auth::welcome_proof`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
 }
 
 /// Why an attach is refused.
@@ -90,8 +102,12 @@ pub struct Welcome {
 pub enum RefusedCode {
     /// The versions differ.
     Version,
-    /// The token is wrong or missing.
+    /// The attach's proof is wrong or missing (a wrong or missing token).
     Token,
+    /// The attach's nonce was seen before: a replayed attach.
+    Replay,
+    /// A plaintext client of a bridge that speaks TLS only.
+    Tls,
     /// Another harness is attached (one commander at a time).
     Busy,
     /// The first line was not an `attach`.

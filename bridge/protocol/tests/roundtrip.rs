@@ -16,8 +16,12 @@ fn bridge_msgs(seed: u64) -> Vec<FromBridge> {
             bridge: "acres_bridge 0.1".into(),
             token_required: seed.is_multiple_of(2),
             truth: true,
+            nonce: "0f".repeat(32),
         }),
-        FromBridge::Welcome(Welcome { t_s: seed as f64 * 0.05 }),
+        FromBridge::Welcome(Welcome {
+            t_s: seed as f64 * 0.05,
+            proof: seed.is_multiple_of(2).then(|| "ab".repeat(32)),
+        }),
         FromBridge::Refused(Refused { code: RefusedCode::Version, reason: version_mismatch(1, 2) }),
         FromBridge::Step(Step {
             seq: seed,
@@ -52,7 +56,8 @@ fn harness_msgs(seed: u64) -> Vec<FromHarness> {
         FromHarness::Attach(Attach {
             version: PROTOCOL_VERSION,
             harness: "acres-harness 0.1".into(),
-            token: seed.is_multiple_of(2).then(|| "t0ken".into()),
+            nonce: "1e".repeat(32),
+            proof: seed.is_multiple_of(2).then(|| "cd".repeat(32)),
         }),
         FromHarness::Skill(SkillRequest { id: seed, goal: SkillGoal::example(g) }),
         FromHarness::Cancel(Cancel { id: seed.is_multiple_of(2).then_some(seed) }),

@@ -60,6 +60,16 @@ pub struct RunArgs {
     /// The link is lost when no observation comes for this long, s.
     #[arg(long, default_value_t = 2.0)]
     pub link_silent_s: f64,
+    /// The bridge certificate's SHA-256 fingerprint (as the bridge prints it): the link speaks
+    /// TLS and trusts only that certificate. May be repeated.
+    #[arg(long)]
+    pub link_fingerprint: Vec<String>,
+    /// A file of pinned fingerprints (one a line, `#` comments), like --link-fingerprint.
+    #[arg(long)]
+    pub link_trust: Option<PathBuf>,
+    /// Allows a plaintext link to a host other than loopback (no fingerprint pinned).
+    #[arg(long)]
+    pub link_insecure: bool,
     /// Starts the viewer of the out folder with the run (its URL first on stdout; it follows
     /// the runs and stays up after them until Ctrl-C).
     #[arg(long)]
@@ -188,11 +198,15 @@ fn link_options(a: &RunArgs) -> Result<crate::world::link::LinkOptions, Failure>
     if a.workers > 1 || a.concurrent > 1 {
         return Err(Failure::input("--world link runs one scenario at a time: --workers 1 --concurrent 1"));
     }
+    let pins =
+        crate::world::link::pins(&a.link_fingerprint, a.link_trust.as_deref(), &a.link_host, a.link_insecure)
+            .map_err(Failure::input)?;
     Ok(crate::world::link::LinkOptions {
         host: a.link_host.clone(),
         port: a.link_port,
         silent_s: a.link_silent_s,
         token: std::env::var(LINK_TOKEN_ENV).ok().filter(|t| !t.is_empty()),
+        pins,
     })
 }
 

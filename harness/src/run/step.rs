@@ -38,10 +38,11 @@ impl Loop<'_> {
     /// One control step.
     pub(crate) fn step(&mut self) {
         let scan = self.st.port_mut().step();
-        if let Some(stats) = self.st.port_mut().link_stats() {
-            self.log_link_stats(stats);
-        }
+        let stats = self.st.port_mut().link_stats();
         if let Some(cause) = self.st.port().lost() {
+            if let Some(stats) = stats {
+                self.log_link_stats(stats);
+            }
             self.on_link_lost(cause);
             return;
         }
@@ -52,6 +53,11 @@ impl Loop<'_> {
         self.st.add_energy_estimate(pos, d);
         self.progress.last_pos = pos;
         self.st.record_step(scan);
+        // After the step's pose rows: a step that jumps (steps came late over the link) writes
+        // the pose rows of the times it passed, and the stats row must not come before them.
+        if let Some(stats) = stats {
+            self.log_link_stats(stats);
+        }
         let home = self.st.sc.map_data.home();
         if pos.dist(home) <= super::outcome::HOME_TOLERANCE_M && v.speed_mps < 0.2 {
             self.progress.home_since.get_or_insert(t);

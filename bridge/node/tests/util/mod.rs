@@ -10,13 +10,14 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use acres_link_protocol as link;
+use link::tls::Sealer;
 
 pub use acres_ros::testing::{poll, Proc};
 
@@ -63,9 +64,15 @@ pub fn node(name: &'static str, exe: &Path, params: &[String], log: &Path, envs:
     Proc { child: cmd.spawn().unwrap_or_else(|e| panic!("{name}: {e}")), name }
 }
 
-/// Starts the bridge alone on `port`.
+/// Starts the bridge alone on `port` (TLS unless `extra` says otherwise; its fingerprint
+/// written to `bridge.fingerprint` beside `log`).
 pub fn bridge(port: u16, extra: &[&str], log: &Path, envs: &[(&str, &str)]) -> Proc {
-    let mut p = vec!["host:=127.0.0.1".to_string(), format!("port:={port}")];
+    let fp = log.with_file_name("bridge.fingerprint");
+    let mut p = vec![
+        "host:=127.0.0.1".to_string(),
+        format!("port:={port}"),
+        format!("fingerprint_file:={}", fp.display()),
+    ];
     p.extend(extra.iter().map(|s| s.to_string()));
     node("bridge", Path::new(env!("CARGO_BIN_EXE_acres_bridge")), &p, log, envs)
 }
@@ -152,7 +159,7 @@ impl Stack {
             "--link-host",
             "127.0.0.1",
         ])
-        .args(["--link-port", &self.port.to_string(), "--out"])
+        .args(["--link-port", &self.port.to_string(), "--link-fingerprint", &fingerprint(&self.dir), "--out"])
         .arg(self.dir.join("out"))
         .args(extra)
         .current_dir(repo());
@@ -191,29 +198,76 @@ pub fn wall_s() -> f64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// A raw link client (the tests speak the protocol by hand).
+/// The fingerprint the bridge whose logs are in `dir` wrote (`fingerprint_file`), waiting for
+/// it up to 20 s.
+pub fn fingerprint(dir: &Path) -> String {
+    let f = dir.join("bridge.fingerprint");
+    poll(Duration::from_secs(20), || std::fs::read_to_string(&f).ok().filter(|t| t.ends_with('\n')))
+        .unwrap_or_else(|| panic!("the bridge wrote no fingerprint to {}", f.display()))
+        .trim()
+        .to_string()
+}
+
+/// A raw link client (the tests speak the protocol by hand), plaintext or TLS.
 pub struct Raw {
     /// The socket.
     pub w: TcpStream,
-    r: BufReader<TcpStream>,
+    sealer: Option<Sealer>,
+    r: BufReader<Box<dyn Read + Send>>,
+    /// The bridge's nonce of this connection (from its hello).
+    pub bridge_nonce: String,
+    /// The last attach line sent, as sent before TLS (for the replay test).
+    pub last_attach: Vec<u8>,
 }
 
 impl Raw {
-    /// Connects to the bridge, retrying until it listens (up to 20 s).
-    pub fn connect(port: u16) -> Raw {
+    fn socket(port: u16) -> TcpStream {
         let s = poll(Duration::from_secs(20), || TcpStream::connect(("127.0.0.1", port)).ok())
             .expect("the bridge does not listen");
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        Raw { r: BufReader::new(s.try_clone().unwrap()), w: s }
+        s
     }
-    /// Sends raw bytes.
+
+    /// Connects in plaintext, retrying until the bridge listens (up to 20 s).
+    pub fn connect(port: u16) -> Raw {
+        let s = Raw::socket(port);
+        let r: Box<dyn Read + Send> = Box::new(s.try_clone().unwrap());
+        Raw { r: BufReader::new(r), w: s, sealer: None, bridge_nonce: String::new(), last_attach: Vec::new() }
+    }
+
+    /// Connects with TLS pinning `fingerprint`; the handshake's error when it fails.
+    pub fn try_tls(port: u16, fingerprint: &str) -> Result<Raw, link::tls::TlsError> {
+        let pin = link::tls::parse_fingerprint(fingerprint).expect("a fingerprint");
+        let (s, r, sealer) = link::tls::client_handshake(Raw::socket(port), &[pin], Duration::from_secs(5))?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let r: Box<dyn Read + Send> = Box::new(r);
+        Ok(Raw {
+            r: BufReader::new(r),
+            w: s,
+            sealer: Some(sealer),
+            bridge_nonce: String::new(),
+            last_attach: Vec::new(),
+        })
+    }
+
+    /// Connects with TLS to the bridge whose logs are in `dir`, pinning its fingerprint.
+    pub fn tls(port: u16, dir: &Path) -> Raw {
+        Raw::try_tls(port, &fingerprint(dir)).expect("the TLS handshake")
+    }
+
+    /// Sends raw bytes (sealed on a TLS link).
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        self.w.write_all(bytes).unwrap();
+        match &self.sealer {
+            Some(s) => self.w.write_all(&s.seal(bytes)).unwrap(),
+            None => self.w.write_all(bytes).unwrap(),
+        }
     }
+
     /// Sends a message.
     pub fn send(&mut self, m: &link::FromHarness) {
         self.send_raw(link::encode(m).as_bytes());
     }
+
     /// The next message other than a step; `None` at the end of the stream.
     pub fn next(&mut self) -> Option<link::FromBridge> {
         loop {
@@ -224,18 +278,29 @@ impl Raw {
             }
             match link::decode::<link::FromBridge>(&line) {
                 Ok(link::FromBridge::Step(_)) => continue,
+                Ok(link::FromBridge::Hello(h)) => {
+                    self.bridge_nonce = h.nonce.clone();
+                    return Some(link::FromBridge::Hello(h));
+                }
                 Ok(m) => return Some(m),
                 Err(e) => panic!("the bridge wrote an unreadable line: {e}"),
             }
         }
     }
-    /// Attaches with `token`.
+
+    /// Attaches proving `token` (after `next` read the hello).
     pub fn attach(&mut self, version: u32, token: Option<&str>) -> Option<link::FromBridge> {
-        self.send(&link::FromHarness::Attach(link::Attach {
+        let nonce = link::auth::new_nonce();
+        let binding = self.sealer.as_ref().map_or_else(Vec::new, |s| s.binding().to_vec());
+        let proof = token.map(|t| link::auth::attach_proof(t, &self.bridge_nonce, &nonce, &binding));
+        let line = link::encode(&link::FromHarness::Attach(link::Attach {
             version,
             harness: "test".into(),
-            token: token.map(String::from),
+            nonce,
+            proof,
         }));
+        self.last_attach = line.clone().into_bytes();
+        self.send_raw(line.as_bytes());
         self.next()
     }
 }

@@ -63,6 +63,9 @@ pub struct LinkOptions {
     pub silent_s: f64,
     /// The shared token (never logged).
     pub token: Option<String>,
+    /// The bridge certificates' SHA-256 fingerprints pinned (64 hex characters each); empty:
+    /// a plaintext link.
+    pub pins: Vec<String>,
 }
 
 impl std::fmt::Debug for LinkOptions {
@@ -72,8 +75,45 @@ impl std::fmt::Debug for LinkOptions {
             .field("port", &self.port)
             .field("silent_s", &self.silent_s)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("pins", &self.pins)
             .finish()
     }
+}
+
+/// The fingerprints to pin: each of `given` and each line of `trust_file` (`#` comments);
+/// none means a plaintext link, which only a loopback `host` or `insecure` allows. The error
+/// names the bad fingerprint (and the file and line).
+pub fn pins(
+    given: &[String],
+    trust_file: Option<&std::path::Path>,
+    host: &str,
+    insecure: bool,
+) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for g in given {
+        out.push(link::tls::parse_fingerprint(g).map_err(|e| format!("--link-fingerprint: {e}"))?);
+    }
+    if let Some(f) = trust_file {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("--link-trust {}: {e}", f.display()))?;
+        for (i, l) in text.lines().enumerate() {
+            let l = l.split('#').next().unwrap_or("").trim();
+            if !l.is_empty() {
+                out.push(
+                    link::tls::parse_fingerprint(l).map_err(|e| format!("{}:{}: {e}", f.display(), i + 1))?,
+                );
+            }
+        }
+        if out.is_empty() {
+            return Err(format!("--link-trust {}: no fingerprint in it", f.display()));
+        }
+    }
+    let loopback = host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|a| a.is_loopback());
+    if out.is_empty() && !loopback && !insecure {
+        return Err(format!(
+            "--link-host {host} is not loopback: pin the bridge's certificate (--link-fingerprint or --link-trust) or allow a plaintext link with --link-insecure"
+        ));
+    }
+    Ok(out)
 }
 
 /// What the scenario fixes for the link world.
@@ -132,6 +172,7 @@ impl LinkWorld {
             &o.host,
             o.port,
             o.token.as_deref(),
+            &o.pins,
             o.silent_s,
             Duration::from_secs(20),
             scan_cfg,

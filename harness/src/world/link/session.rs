@@ -1,4 +1,7 @@
-//! The harness's end of one link: the attach, a reader thread (lines in; pongs answered here so
+//! The harness's end of one link: the TLS handshake (the bridge's certificate pinned by its
+//! fingerprint) or a plaintext socket, the attach (the challenge–response of
+//! `acres_link_protocol::auth`: the harness proves it knows the token and checks the bridge's
+//! proof in `welcome`; the token never travels), a reader thread (lines in; pongs answered here so
 //! that a busy planner cannot delay them; a step's sweep is turned into its scan here, off the
 //! loop's thread), a keeper thread (a `beat` every 0.2 s, a `ping` with
 //! each beat while none is outstanding, the loss checks) and the counts. Whatever the planner does, the keeper beats.
@@ -7,7 +10,7 @@
 //! [`PONG_TIMEOUT_S`](acres_link_protocol::PONG_TIMEOUT_S), or when no `step` comes for the
 //! silence limit; the first cause is kept.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -16,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use acres_link_protocol as link;
 use acres_vehicle::scan::{Scan, ScanConfig};
+use link::tls::{Sealer, TlsError};
 use link::{FromBridge, FromHarness};
 
 use crate::world::LossCause;
@@ -39,9 +43,24 @@ pub struct Counts {
     pub rtt_us: AtomicU64,
 }
 
+/// The sending side of the socket: lines sealed into TLS records on a TLS link.
+struct Writer {
+    stream: TcpStream,
+    sealer: Option<Sealer>,
+}
+
+impl Writer {
+    fn write_line(&mut self, line: &[u8]) -> std::io::Result<()> {
+        match &self.sealer {
+            Some(s) => self.stream.write_all(&s.seal(line)),
+            None => self.stream.write_all(line),
+        }
+    }
+}
+
 /// What the threads share.
 pub struct Shared {
-    writer: Mutex<TcpStream>,
+    writer: Mutex<Writer>,
     /// Counts.
     pub counts: Counts,
     lost: Mutex<Option<LossCause>>,
@@ -56,7 +75,7 @@ impl Shared {
     /// Sends one message; a failed write loses the link.
     pub fn send(&self, m: &FromHarness) {
         let line = link::encode(m);
-        let ok = self.writer.lock().expect("writer lock").write_all(line.as_bytes()).is_ok();
+        let ok = self.writer.lock().expect("writer lock").write_line(line.as_bytes()).is_ok();
         self.counts.sent.fetch_add(1, Ordering::Relaxed);
         self.counts.bytes_sent.fetch_add(line.len() as u64, Ordering::Relaxed);
         if !ok {
@@ -72,7 +91,7 @@ impl Shared {
         }
         drop(l);
         if let Ok(w) = self.writer.lock() {
-            let _ = w.shutdown(Shutdown::Both);
+            let _ = w.stream.shutdown(Shutdown::Both);
         }
     }
 
@@ -121,6 +140,12 @@ pub enum AttachError {
         /// The last error.
         why: String,
     },
+    /// The TLS handshake failed (a certificate that is not pinned, a bridge without TLS).
+    #[error("{0}")]
+    Tls(#[from] TlsError),
+    /// The bridge's welcome does not prove that it knows the token.
+    #[error("the bridge's welcome does not prove that it knows the token (a wrong token on the bridge, or not our bridge): the link is closed, nothing was sent")]
+    BridgeProof,
     /// The bridge refused the attach.
     #[error("the bridge refused the link ({code:?}): {reason}")]
     Refused {
@@ -135,12 +160,15 @@ pub enum AttachError {
 }
 
 impl Session {
-    /// Connects (retrying until `connect_timeout`), reads `hello`, attaches with `token`; the
-    /// reader thread scans each sweep with `scan_cfg` (the scenario's LiDAR mount).
+    /// Connects (retrying until `connect_timeout`), runs the TLS handshake pinning `pins` (the
+    /// certificates' SHA-256 fingerprints; none: plaintext), reads `hello`, attaches proving
+    /// `token`; the reader thread scans each sweep with `scan_cfg` (the scenario's LiDAR mount).
+    #[allow(clippy::too_many_arguments)]
     pub fn attach(
         host: &str,
         port: u16,
         token: Option<&str>,
+        pins: &[String],
         silent_s: f64,
         connect_timeout: Duration,
         scan_cfg: ScanConfig,
@@ -165,8 +193,17 @@ impl Session {
         stream.set_nodelay(true).map_err(hs)?;
         // Room for a few sweep steps at once (autotuning would grow it only after some traffic).
         let _ = socket2::SockRef::from(&stream).set_recv_buffer_size(link::SOCKET_BUFFER_BYTES);
-        let mut reader = BufReader::with_capacity(1 << 20, stream.try_clone().map_err(hs)?);
-        stream.set_read_timeout(Some(Duration::from_secs(5))).map_err(hs)?;
+        let (stream, source, sealer): (TcpStream, Box<dyn Read + Send>, Option<Sealer>) = if pins.is_empty() {
+            let r = stream.try_clone().map_err(hs)?;
+            (stream, Box::new(r), None)
+        } else {
+            let (s, r, seal) = link::tls::client_handshake(stream, pins, Duration::from_secs(5))?;
+            (s, Box::new(r), Some(seal))
+        };
+        let binding = sealer.as_ref().map_or_else(Vec::new, |s| s.binding().to_vec());
+        let mut writer = Writer { stream, sealer };
+        let mut reader = BufReader::with_capacity(1 << 20, source);
+        writer.stream.set_read_timeout(Some(Duration::from_secs(5))).map_err(hs)?;
         let hello = match read(&mut reader) {
             Some(Ok(FromBridge::Hello(h))) => h,
             Some(Ok(FromBridge::Refused(r))) => {
@@ -174,22 +211,43 @@ impl Session {
             }
             other => return Err(AttachError::Handshake(format!("expected hello, got {other:?}"))),
         };
+        let nonce = link::auth::new_nonce();
+        if token.is_some() && !hello.token_required {
+            eprintln!(
+                "acres-harness: link: the bridge asks for no token: it cannot prove that it knows ours"
+            );
+        }
+        let token = token.filter(|_| hello.token_required);
+        if token.is_some() && !link::auth::nonce_ok(&hello.nonce) {
+            return Err(AttachError::Handshake("the bridge's hello has no valid nonce".into()));
+        }
         let attach = FromHarness::Attach(link::Attach {
             version: link::PROTOCOL_VERSION,
             harness: format!("acres-harness {}", crate::HARNESS_VERSION),
-            token: token.map(String::from),
+            proof: token.map(|t| link::auth::attach_proof(t, &hello.nonce, &nonce, &binding)),
+            nonce: nonce.clone(),
         });
-        (&stream).write_all(link::encode(&attach).as_bytes()).map_err(hs)?;
+        writer.write_line(link::encode(&attach).as_bytes()).map_err(hs)?;
         match read(&mut reader) {
-            Some(Ok(FromBridge::Welcome(_))) => {}
+            Some(Ok(FromBridge::Welcome(w))) => {
+                if let Some(t) = token {
+                    let proved = w.proof.as_deref().is_some_and(|p| {
+                        link::auth::welcome_proof_matches(p, t, &hello.nonce, &nonce, &binding)
+                    });
+                    if !proved {
+                        let _ = writer.stream.shutdown(Shutdown::Both);
+                        return Err(AttachError::BridgeProof);
+                    }
+                }
+            }
             Some(Ok(FromBridge::Refused(r))) => {
                 return Err(AttachError::Refused { code: r.code, reason: r.reason })
             }
             other => return Err(AttachError::Handshake(format!("expected welcome, got {other:?}"))),
         }
-        stream.set_read_timeout(None).map_err(hs)?;
+        writer.stream.set_read_timeout(None).map_err(hs)?;
         let shared = Arc::new(Shared {
-            writer: Mutex::new(stream),
+            writer: Mutex::new(writer),
             counts: Counts::default(),
             lost: Mutex::new(None),
             stop: AtomicBool::new(false),
@@ -222,7 +280,7 @@ impl Session {
             let _ = k.join();
         }
         if let Ok(w) = self.shared.writer.lock() {
-            let _ = w.shutdown(Shutdown::Both);
+            let _ = w.stream.shutdown(Shutdown::Both);
         }
     }
 }
@@ -231,7 +289,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Relaxed);
         if let Ok(w) = self.shared.writer.lock() {
-            let _ = w.shutdown(Shutdown::Both);
+            let _ = w.stream.shutdown(Shutdown::Both);
         }
     }
 }
@@ -244,7 +302,12 @@ fn read(r: &mut impl BufRead) -> Option<Result<FromBridge, link::LineError>> {
     }
 }
 
-fn read_loop(sh: &Shared, mut r: BufReader<TcpStream>, tx: &Sender<Received>, scan_cfg: &ScanConfig) {
+fn read_loop(
+    sh: &Shared,
+    mut r: BufReader<Box<dyn Read + Send>>,
+    tx: &Sender<Received>,
+    scan_cfg: &ScanConfig,
+) {
     let mut line = String::new();
     loop {
         line.clear();

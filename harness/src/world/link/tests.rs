@@ -47,12 +47,14 @@ impl ScriptedBridge {
                 bridge: "scripted".into(),
                 token_required: false,
                 truth: false,
+                nonce: link::auth::new_nonce(),
             };
             w.write_all(line(&FromBridge::Hello(hello)).as_bytes()).unwrap();
             let mut l = String::new();
             r.read_line(&mut l).unwrap();
             assert!(matches!(link::decode::<link::FromHarness>(&l), Ok(link::FromHarness::Attach(_))), "{l}");
-            w.write_all(line(&FromBridge::Welcome(link::Welcome { t_s: 10.0 })).as_bytes()).unwrap();
+            w.write_all(line(&FromBridge::Welcome(link::Welcome { t_s: 10.0, proof: None })).as_bytes())
+                .unwrap();
             w.write_all(line(&first).as_bytes()).unwrap();
             *o.lock().unwrap() = Some(w);
             loop {
@@ -156,7 +158,13 @@ fn the_route_ahead_is_the_observations_and_a_lost_skill_ended_is_made_from_the_r
             step(2, obs(10.1, Some((5, "F53")), &ROUTE), started),
         ]
     });
-    let opts = LinkOptions { host: "127.0.0.1".into(), port: bridge.port, silent_s: 30.0, token: None };
+    let opts = LinkOptions {
+        host: "127.0.0.1".into(),
+        port: bridge.port,
+        silent_s: 30.0,
+        token: None,
+        pins: vec![],
+    };
     let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
     assert!(w.route_ahead().is_empty(), "idle: no route");
     let req = SkillRequest { skill: Some(SkillKind::Goto), field: Some("F53".into()), ..Default::default() };
@@ -233,7 +241,13 @@ fn a_steps_sweep_gives_the_scan_and_the_points_the_recording_keeps() {
         s.sweep = Some(link::Sweep::pack(10.05, &points));
     }
     let bridge = ScriptedBridge::start(first, |_| vec![]);
-    let opts = LinkOptions { host: "127.0.0.1".into(), port: bridge.port, silent_s: 30.0, token: None };
+    let opts = LinkOptions {
+        host: "127.0.0.1".into(),
+        port: bridge.port,
+        silent_s: 30.0,
+        token: None,
+        pins: vec![],
+    };
     let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
     // The world's first step is the attach step; a second step without a sweep keeps the last.
     bridge.send(&step(2, obs(10.1, None, &[]), vec![]));

@@ -1,0 +1,14 @@
+#!/bin/bash
+# The image's entry point: ROS 2 Jazzy and the acres install sourced, then the command (by
+# default the simulated stack's launch file). The link token, when the container has the secret
+# link_token, comes from /run/secrets/link_token into ACRES_LINK_TOKEN (never on a command line).
+set -eo pipefail
+# shellcheck source=/dev/null
+. /opt/ros/jazzy/setup.bash
+# shellcheck source=/dev/null
+. /opt/acres/setup.bash
+if [ -z "${ACRES_LINK_TOKEN:-}" ] && [ -r /run/secrets/link_token ]; then
+    ACRES_LINK_TOKEN=$(cat /run/secrets/link_token)
+    export ACRES_LINK_TOKEN
+fi
+exec "$@"
