@@ -1,0 +1,246 @@
+//! A ROS 2 node over r2r (rcl, the site's RMW: rmw_fastrtps_cpp by default): typed publishers and
+//! subscriptions of `acres_msgs` messages, the handle the `/acres/skill` server and clients are
+//! made on, and the node's clock (`use_sim_time` with `/clock`) — the API of the ros2-client
+//! backend's `node` module.
+//!
+//! The bytes are acres_msgs' own CDR (the one encoder of the project), handed to rcl as
+//! serialized messages (`publish_raw`, `subscribe_raw`); r2r's generated types serve only as type
+//! supports. A thread of the node spins rcl (`spin_once`), which hands each sample to its
+//! subscription's channel. Names are resolved here, from [`RosArgs`] (namespace, `-r` remaps), as
+//! on the other backend, and given to rcl fully qualified; the node's name and namespace are
+//! [`RosArgs`]'. (rcl also reads the process's `--ros-args`, as r2r passes them to `rcl_init`:
+//! its remaps of names already qualified and remapped here change nothing.)
+//!
+//! NETWORK SAFETY: a node is an rcl participant; run it with `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`
+//! inside `unshare -n`, as the tests do.
+
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use acres_msgs::rosgraph_msgs::Clock;
+use acres_msgs::Message;
+use futures::Stream;
+use tracing::{debug, info};
+
+use crate::args::RosArgs;
+use crate::env::{DiscoveryRange, RosEnv};
+use crate::qos::QosProfile;
+
+pub use crate::common::{stamp, wall_s, Framing, NodeError};
+
+/// How long one `spin_once` of the spinner thread waits for work (it returns at once when
+/// something arrives; the lock on the node is free between spins).
+const SPIN: Duration = Duration::from_millis(5);
+
+pub(crate) fn rcl<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> NodeError + '_ {
+    move |e| NodeError::Dds(format!("rcl: {what}: {e}"))
+}
+
+/// A typed publisher of an `acres_msgs` message.
+pub struct Pub<M: Message + 'static>(r2r::PublisherUntyped, PhantomData<fn(M)>);
+
+impl<M: Message + 'static> Pub<M> {
+    /// Publishes one message; a failed write is logged (a best-effort topic drops it).
+    pub fn publish(&self, m: M) {
+        if let Err(e) = self.0.publish_raw(&m.encode()) {
+            debug!(topic = M::ROS_NAME, error = %e, "publish failed");
+        }
+    }
+}
+
+type Samples = Box<dyn Stream<Item = Vec<u8>> + Send + Unpin>;
+
+/// A typed subscription of an `acres_msgs` message.
+pub struct Sub<M: Message + 'static> {
+    samples: Mutex<Samples>,
+    /// The waker the channel calls when a sample arrives after a take found it empty.
+    waker: Mutex<Waker>,
+    _m: PhantomData<fn() -> M>,
+}
+
+impl<M: Message + 'static> Sub<M> {
+    /// The next message received, if any (never blocks); undecodable samples are skipped.
+    pub fn take(&self) -> Option<M> {
+        let waker = self.waker.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let mut cx = Context::from_waker(&waker);
+        let mut samples = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            match Pin::new(&mut *samples).poll_next(&mut cx) {
+                Poll::Ready(Some(bytes)) => match M::decode(&bytes) {
+                    Ok(m) => return Some(m),
+                    Err(e) => debug!(topic = M::ROS_NAME, error = %e, "sample skipped"),
+                },
+                Poll::Ready(None) | Poll::Pending => return None,
+            }
+        }
+    }
+
+    /// The newest message received since the last call, dropping older ones.
+    pub fn latest(&self) -> Option<M> {
+        let mut last = None;
+        while let Some(m) = self.take() {
+            last = Some(m);
+        }
+        last
+    }
+
+    /// The waker of a [`crate::Waiter`] watching this subscription.
+    pub(crate) fn set_waker(&mut self, w: Waker) {
+        *self.waker.get_mut().unwrap_or_else(PoisonError::into_inner) = w;
+    }
+}
+
+/// A ROS 2 node.
+pub struct RosNode {
+    node: Arc<Mutex<r2r::Node>>,
+    /// The node's arguments (name, namespace, parameters).
+    pub args: RosArgs,
+    /// The request/reply framing parameter `rmw_framing` (read and checked as on the other
+    /// backend; here the RMW frames requests itself).
+    pub framing: Framing,
+    clock: Option<(Sub<Clock>, Mutex<f64>)>,
+    stop: Arc<AtomicBool>,
+    spinner: Option<JoinHandle<()>>,
+}
+
+/// Makes rcl see `env` (rcl reads the domain and the discovery range from the environment).
+fn apply_env(env: &RosEnv) {
+    let set = |k: &str, v: &str| {
+        if std::env::var(k).ok().as_deref() != Some(v) {
+            std::env::set_var(k, v);
+        }
+    };
+    set("ROS_DOMAIN_ID", &env.domain_id.to_string());
+    let range = match env.range {
+        DiscoveryRange::Localhost => "LOCALHOST",
+        DiscoveryRange::Subnet => "SUBNET",
+        DiscoveryRange::Off => "OFF",
+    };
+    set("ROS_AUTOMATIC_DISCOVERY_RANGE", range);
+}
+
+impl RosNode {
+    /// Makes the node named by `args` in the environment `env`; spins rcl on a thread of its own.
+    pub fn new(args: RosArgs, env: RosEnv) -> Result<RosNode, NodeError> {
+        let framing = Framing::parse(&args.str_or("rmw_framing", "fastrtps")?)?;
+        let use_sim_time = args.bool_or("use_sim_time", false)?;
+        apply_env(&env);
+        let ctx = r2r::Context::create().map_err(rcl("context"))?;
+        let node = r2r::Node::create(ctx, &args.node_name, &args.namespace)
+            .map_err(|e| NodeError::Name { name: args.node_name.clone(), reason: e.to_string() })?;
+        let node = Arc::new(Mutex::new(node));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (n, s) = (node.clone(), stop.clone());
+        let handle = std::thread::Builder::new()
+            .name("ros-spinner".into())
+            .spawn(move || {
+                while !s.load(Ordering::Relaxed) {
+                    n.lock().unwrap_or_else(PoisonError::into_inner).spin_once(SPIN);
+                }
+            })
+            .map_err(rcl("spinner thread"))?;
+        info!(
+            node = %args.node_name, ns = %args.namespace, domain = env.domain_id,
+            loopback_only = env.loopback_only(), ?framing, use_sim_time, backend = "r2r", "node up"
+        );
+        let mut n = RosNode { node, args, framing, clock: None, stop, spinner: Some(handle) };
+        if use_sim_time {
+            let sub = n.subscription::<Clock>("/clock", crate::qos::clock())?;
+            n.clock = Some((sub, Mutex::new(0.0)));
+        }
+        Ok(n)
+    }
+
+    /// The fully qualified name of `topic` ([`crate::common::resolve`]).
+    pub(crate) fn name(&self, topic: &str) -> String {
+        crate::common::resolve(&self.args, topic)
+    }
+
+    /// The rcl node (locked: the spinner waits meanwhile).
+    pub(crate) fn rcl(&self) -> MutexGuard<'_, r2r::Node> {
+        self.node.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A publisher of `M` on `topic` (remapped; relative names are in the node's namespace).
+    pub fn publisher<M: Message + 'static>(
+        &mut self,
+        topic: &str,
+        qos: QosProfile,
+    ) -> Result<Pub<M>, NodeError> {
+        let name = self.name(topic);
+        let p = self.rcl().create_publisher_untyped(&name, M::ROS_NAME, qos).map_err(rcl(&name))?;
+        Ok(Pub(p, PhantomData))
+    }
+
+    /// A subscription of `M` on `topic`.
+    pub fn subscription<M: Message + 'static>(
+        &mut self,
+        topic: &str,
+        qos: QosProfile,
+    ) -> Result<Sub<M>, NodeError> {
+        let name = self.name(topic);
+        let s = self.rcl().subscribe_raw(&name, M::ROS_NAME, qos).map_err(rcl(&name))?;
+        Ok(Sub {
+            samples: Mutex::new(Box::new(s)),
+            waker: Mutex::new(Waker::noop().clone()),
+            _m: PhantomData,
+        })
+    }
+
+    /// The node's time, s: the newest `/clock` with `use_sim_time`, else the system clock.
+    pub fn now_s(&self) -> f64 {
+        match &self.clock {
+            Some((sub, t)) => {
+                let mut t = t.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(c) = sub.latest() {
+                    *t = f64::from(c.clock.sec) + f64::from(c.clock.nanosec) * 1e-9;
+                }
+                *t
+            }
+            None => wall_s(),
+        }
+    }
+
+    /// True when the node's clock is the simulator's `/clock`.
+    pub fn sim_time(&self) -> bool {
+        self.clock.is_some()
+    }
+}
+
+impl Drop for RosNode {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.spinner.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Polls `fut` (resolved by the spinner thread) until it is ready or `timeout` passes.
+pub(crate) fn wait_on<F: std::future::Future + Unpin>(mut fut: F, timeout: Duration) -> Option<F::Output> {
+    let deadline = std::time::Instant::now() + timeout;
+    let waker = Waker::noop();
+    let mut cx = Context::from_waker(waker);
+    loop {
+        if let Poll::Ready(v) = Pin::new(&mut fut).poll(&mut cx) {
+            return Some(v);
+        }
+        if std::time::Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Polls `fut` once: its output when it is ready.
+pub(crate) fn ready<F: std::future::Future + Unpin>(fut: &mut F) -> Option<F::Output> {
+    match Pin::new(fut).poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(v) => Some(v),
+        Poll::Pending => None,
+    }
+}
