@@ -25,7 +25,7 @@ use std::time::Duration;
 use acres_msgs::rosgraph_msgs::Clock;
 use acres_msgs::Message;
 use futures::Stream;
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 
 use crate::args::RosArgs;
 use crate::env::{DiscoveryRange, RosEnv};
@@ -41,13 +41,15 @@ pub(crate) fn rcl<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> NodeErr
     move |e| NodeError::Dds(format!("rcl: {what}: {e}"))
 }
 
-/// A typed publisher of an `acres_msgs` message.
-pub struct Pub<M: Message + 'static>(r2r::PublisherUntyped, PhantomData<fn(M)>);
+/// A typed publisher of an `acres_msgs` message (`None`: the ROS installation has no type support
+/// of the message, see [`RosNode::publisher`]).
+pub struct Pub<M: Message + 'static>(Option<r2r::PublisherUntyped>, PhantomData<fn(M)>);
 
 impl<M: Message + 'static> Pub<M> {
     /// Publishes one message; a failed write is logged (a best-effort topic drops it).
     pub fn publish(&self, m: M) {
-        if let Err(e) = self.0.publish_raw(&m.encode()) {
+        let Some(p) = &self.0 else { return };
+        if let Err(e) = p.publish_raw(&m.encode()) {
             debug!(topic = M::ROS_NAME, error = %e, "publish failed");
         }
     }
@@ -167,14 +169,22 @@ impl RosNode {
     }
 
     /// A publisher of `M` on `topic` (remapped; relative names are in the node's namespace).
+    /// When the ROS installation has no type support of `M` (the PyPI Jazzy has no `tf2_msgs`),
+    /// the publisher publishes nothing and a warning says so: the node runs without that topic.
     pub fn publisher<M: Message + 'static>(
         &mut self,
         topic: &str,
         qos: QosProfile,
     ) -> Result<Pub<M>, NodeError> {
         let name = self.name(topic);
-        let p = self.rcl().create_publisher_untyped(&name, M::ROS_NAME, qos).map_err(rcl(&name))?;
-        Ok(Pub(p, PhantomData))
+        match self.rcl().create_publisher_untyped(&name, M::ROS_NAME, qos) {
+            Ok(p) => Ok(Pub(Some(p), PhantomData)),
+            Err(r2r::Error::InvalidMessageType { msgtype }) => {
+                warn!(topic = %name, %msgtype, "no type support of this message here: not published");
+                Ok(Pub(None, PhantomData))
+            }
+            Err(e) => Err(rcl(&name)(e)),
+        }
     }
 
     /// A subscription of `M` on `topic`.
