@@ -5,8 +5,8 @@
 //!
 //! The bytes are acres_msgs' own CDR (the one encoder of the project), handed to rcl as
 //! serialized messages (`publish_raw`, `subscribe_raw`); r2r's generated types serve only as type
-//! supports. A thread of the node spins rcl (`spin_once`), which hands each sample to its
-//! subscription's channel. Names are resolved here, from [`RosArgs`] (namespace, `-r` remaps), as
+//! supports. A thread of the node spins rcl (`spin_once`) and moves each sample into its
+//! subscription's queue (KeepLast of the QoS depth). Names are resolved here, from [`RosArgs`] (namespace, `-r` remaps), as
 //! on the other backend, and given to rcl fully qualified; the node's name and namespace are
 //! [`RosArgs`]'. (rcl also reads the process's `--ros-args`, as r2r passes them to `rcl_init`:
 //! its remaps of names already qualified and remapped here change nothing.)
@@ -14,10 +14,11 @@
 //! NETWORK SAFETY: a node is an rcl participant; run it with `ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST`
 //! inside `unshare -n`, as the tests do.
 
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll, Waker};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -57,29 +58,53 @@ impl<M: Message + 'static> Pub<M> {
 
 type Samples = Box<dyn Stream<Item = Vec<u8>> + Send + Unpin>;
 
+/// What a subscription received: r2r's channel, drained by the spinner thread into a queue that
+/// keeps the newest `depth` samples (the QoS history, KeepLast as on DDS: r2r's own channel
+/// would keep the oldest ten and drop the newer ones), and the waker of a watching [`crate::Waiter`].
+struct Inbox {
+    samples: Samples,
+    queue: VecDeque<Vec<u8>>,
+    depth: usize,
+    waker: Waker,
+}
+
+impl Inbox {
+    /// Moves what arrived into the queue; wakes the waiter when something did.
+    fn drain(&mut self) {
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut any = false;
+        while let Poll::Ready(Some(bytes)) = Pin::new(&mut self.samples).poll_next(&mut cx) {
+            self.queue.push_back(bytes);
+            if self.queue.len() > self.depth {
+                self.queue.pop_front();
+            }
+            any = true;
+        }
+        if any {
+            self.waker.wake_by_ref();
+        }
+    }
+}
+
+type Inboxes = Arc<Mutex<Vec<Weak<Mutex<Inbox>>>>>;
+
 /// A typed subscription of an `acres_msgs` message.
 pub struct Sub<M: Message + 'static> {
-    samples: Mutex<Samples>,
-    /// The waker the channel calls when a sample arrives after a take found it empty.
-    waker: Mutex<Waker>,
+    inbox: Arc<Mutex<Inbox>>,
     _m: PhantomData<fn() -> M>,
 }
 
 impl<M: Message + 'static> Sub<M> {
     /// The next message received, if any (never blocks); undecodable samples are skipped.
     pub fn take(&self) -> Option<M> {
-        let waker = self.waker.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        let mut cx = Context::from_waker(&waker);
-        let mut samples = self.samples.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            match Pin::new(&mut *samples).poll_next(&mut cx) {
-                Poll::Ready(Some(bytes)) => match M::decode(&bytes) {
-                    Ok(m) => return Some(m),
-                    Err(e) => debug!(topic = M::ROS_NAME, error = %e, "sample skipped"),
-                },
-                Poll::Ready(None) | Poll::Pending => return None,
+        let mut inbox = self.inbox.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some(bytes) = inbox.queue.pop_front() {
+            match M::decode(&bytes) {
+                Ok(m) => return Some(m),
+                Err(e) => debug!(topic = M::ROS_NAME, error = %e, "sample skipped"),
             }
         }
+        None
     }
 
     /// The newest message received since the last call, dropping older ones.
@@ -93,7 +118,7 @@ impl<M: Message + 'static> Sub<M> {
 
     /// The waker of a [`crate::Waiter`] watching this subscription.
     pub(crate) fn set_waker(&mut self, w: Waker) {
-        *self.waker.get_mut().unwrap_or_else(PoisonError::into_inner) = w;
+        self.inbox.lock().unwrap_or_else(PoisonError::into_inner).waker = w;
     }
 }
 
@@ -106,6 +131,7 @@ pub struct RosNode {
     /// backend; here the RMW frames requests itself).
     pub framing: Framing,
     clock: Option<(Sub<Clock>, Mutex<f64>)>,
+    inboxes: Inboxes,
     stop: Arc<AtomicBool>,
     spinner: Option<JoinHandle<()>>,
 }
@@ -137,12 +163,21 @@ impl RosNode {
             .map_err(|e| NodeError::Name { name: args.node_name.clone(), reason: e.to_string() })?;
         let node = Arc::new(Mutex::new(node));
         let stop = Arc::new(AtomicBool::new(false));
-        let (n, s) = (node.clone(), stop.clone());
+        let inboxes: Inboxes = Arc::default();
+        let (n, s, boxes) = (node.clone(), stop.clone(), inboxes.clone());
         let handle = std::thread::Builder::new()
             .name("ros-spinner".into())
             .spawn(move || {
                 while !s.load(Ordering::Relaxed) {
                     n.lock().unwrap_or_else(PoisonError::into_inner).spin_once(SPIN);
+                    let mut boxes = boxes.lock().unwrap_or_else(PoisonError::into_inner);
+                    boxes.retain(|b| match b.upgrade() {
+                        Some(b) => {
+                            b.lock().unwrap_or_else(PoisonError::into_inner).drain();
+                            true
+                        }
+                        None => false,
+                    });
                 }
             })
             .map_err(rcl("spinner thread"))?;
@@ -150,7 +185,7 @@ impl RosNode {
             node = %args.node_name, ns = %args.namespace, domain = env.domain_id,
             loopback_only = env.loopback_only(), ?framing, use_sim_time, backend = "r2r", "node up"
         );
-        let mut n = RosNode { node, args, framing, clock: None, stop, spinner: Some(handle) };
+        let mut n = RosNode { node, args, framing, clock: None, inboxes, stop, spinner: Some(handle) };
         if use_sim_time {
             let sub = n.subscription::<Clock>("/clock", crate::qos::clock())?;
             n.clock = Some((sub, Mutex::new(0.0)));
@@ -194,12 +229,13 @@ impl RosNode {
         qos: QosProfile,
     ) -> Result<Sub<M>, NodeError> {
         let name = self.name(topic);
+        let depth = qos.depth.max(1);
         let s = self.rcl().subscribe_raw(&name, M::ROS_NAME, qos).map_err(rcl(&name))?;
-        Ok(Sub {
-            samples: Mutex::new(Box::new(s)),
-            waker: Mutex::new(Waker::noop().clone()),
-            _m: PhantomData,
-        })
+        let inbox =
+            Inbox { samples: Box::new(s), queue: VecDeque::new(), depth, waker: Waker::noop().clone() };
+        let inbox = Arc::new(Mutex::new(inbox));
+        self.inboxes.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::downgrade(&inbox));
+        Ok(Sub { inbox, _m: PhantomData })
     }
 
     /// The node's time, s: the newest `/clock` with `use_sim_time`, else the system clock.

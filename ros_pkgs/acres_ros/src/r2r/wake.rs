@@ -2,11 +2,9 @@
 //! thread until a subscription it watches has a new sample, another thread calls [`Wake::wake`],
 //! or a timeout passes, whichever comes first (the same API as the ros2-client backend's).
 //!
-//! The node's spinner thread hands each sample rcl takes to its subscription's channel; a
-//! watched subscription polls that channel with the waiter's task waker, so the channel wakes
-//! the waiter when a sample arrives after the loop's last [`Sub::take`] found it empty (the
-//! waker is registered exactly then: nothing is missed). A wake-up that comes while the waiter
-//! is not waiting is kept for its next wait.
+//! The node's spinner thread moves each sample rcl takes into its subscription's queue and then
+//! calls the task waker of the waiter watching it (a condition variable): nothing is missed, and
+//! a wake-up that comes while the waiter is not waiting is kept for its next wait.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::task::Waker;
