@@ -116,11 +116,15 @@ step "link tests (core node + vehicle node + bridge + harness, real processes) i
 cargo build --quiet -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness
 unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres_bridge -- --include-ignored --test-threads=1'
 
+# The r2r backend is a feature of acres_ros that no workspace member enables (docs/ros.md).
+step "the default build compiles no r2r (tools/no_r2r_check.sh: cargo tree)"
+tools/no_r2r_check.sh
+
 # A real ROS 2 (issue 19): the project's ROS 2 Jazzy from PyPI (tools/ros_env.sh, cached in
 # .ros_env/), acres_interfaces built by rosidl, acres_msgs checked against the generated types,
 # rclpy (rmw_fastrtps_cpp) against the core and vehicle nodes inside unshare -n (tests/ros/), and
-# the r2r backend (ros_pkgs/acres_ros_r2r) built and tested against the nodes. About 5 min cold
-# (the environment 71 s, the r2r build 160 s), under 1 min warm (docs/ros.md).
+# the nodes built on the r2r backend and tested (rclpy, skills_over_dds, a subset of the link
+# tests), and ros_pkgs/acres_ros_r2r against the RustDDS nodes (docs/ros.md gives the costs).
 step "real ROS 2: PyPI Jazzy, rosidl, rclpy against the nodes, r2r (tools/ros_test.sh)"
 tools/ros_test.sh
 

@@ -1,5 +1,5 @@
 """Support of the rclpy tests: real ROS 2 (rclpy on rmw_fastrtps_cpp, from tools/ros_env.sh)
-against the acres nodes built by cargo (the RustDDS backend).
+against the acres nodes built by cargo (ACRES_BIN_DIR: RustDDS by default, or the r2r build).
 
 NETWORK SAFETY (DESIGN.md): every test here creates DDS participants. The session refuses to
 start unless this process is in a private network namespace whose only interface is `lo` and

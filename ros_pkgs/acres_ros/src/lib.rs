@@ -1,10 +1,12 @@
-//! acres' ROS 2 layer: the one crate that knows the ROS client library, the pure-Rust
-//! `ros2-client` (RustDDS).
+//! acres' ROS 2 layer: the one crate that knows the ROS client library — the pure-Rust
+//! `ros2-client` (RustDDS) by default, or rcl through `r2r` with the feature `r2r` (chosen at
+//! build time; the same API, see `docs/ros.md`).
 //!
 //! Layout:
 //! - [`action`]: the `/acres/skill` server (goal bookkeeping) and a polled client;
 //! - [`cloud`]: `PointCloud2` of LiDAR sweeps and back;
 //! - [`args`]: `--ros-args` (`-p`, `-r __node:=`/`__ns:=`, `--params-file`, `--log-level`);
+//! - [`common`]: what both backends share (errors, framing, name resolution, stamps);
 //! - [`env`]: `ROS_DOMAIN_ID`, `ROS_AUTOMATIC_DISCOVERY_RANGE` / `ROS_LOCALHOST_ONLY` and the DDS
 //!   participant (loopback only when the range is `LOCALHOST`);
 //! - [`qos`]: rclcpp's QoS profiles (default, sensor data, services, action status);
@@ -27,19 +29,46 @@
 #![warn(missing_docs)]
 #![warn(clippy::dbg_macro, clippy::todo)]
 
-pub mod action;
 pub mod args;
 pub mod cloud;
+pub mod common;
 pub mod env;
-pub mod node;
-pub mod polled;
-pub mod qos;
 pub mod run;
 pub mod skill_action;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod wake;
 pub mod wire;
+
+// The backend, chosen at build time: ros2-client/RustDDS (no ROS needed), or with the feature
+// `r2r` rcl through r2r (a sourced ROS 2 needed to build). Both give these modules the same API.
+#[cfg(not(feature = "r2r"))]
+pub mod action;
+#[cfg(feature = "r2r")]
+#[path = "r2r/action.rs"]
+pub mod action;
+#[cfg(not(feature = "r2r"))]
+pub mod node;
+#[cfg(feature = "r2r")]
+#[path = "r2r/node.rs"]
+pub mod node;
+#[cfg(not(feature = "r2r"))]
+pub mod polled;
+#[cfg(feature = "r2r")]
+#[path = "r2r/polled.rs"]
+pub mod polled;
+#[cfg(not(feature = "r2r"))]
+pub mod qos;
+#[cfg(feature = "r2r")]
+#[path = "r2r/qos.rs"]
+pub mod qos;
+#[cfg(not(feature = "r2r"))]
+pub mod wake;
+#[cfg(feature = "r2r")]
+#[path = "r2r/wake.rs"]
+pub mod wake;
+
+/// The backend this build speaks ROS 2 through: `rustdds` (ros2-client) or `r2r` (rcl).
+pub const BACKEND: &str = if cfg!(feature = "r2r") { "r2r" } else { "rustdds" };
 
 pub use args::{ParamValue, RosArgs};
 pub use env::RosEnv;

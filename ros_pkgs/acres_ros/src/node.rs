@@ -11,11 +11,10 @@ use ros2_client::action::{ActionClient, ActionServer};
 use ros2_client::{
     Context, Name, NodeName, NodeOptions, Publisher, QosProfile, ServiceMapping, Subscription,
 };
-use thiserror::Error;
 use tracing::{debug, info};
 
-use crate::args::{ArgsError, RosArgs};
-use crate::env::{EnvError, RosEnv};
+use crate::args::RosArgs;
+use crate::env::RosEnv;
 use crate::skill_action::{Feedback, Goal, SkillResult};
 use crate::wire::{type_name, Wire};
 
@@ -24,63 +23,17 @@ pub type SkillServer = ActionServer<Goal, SkillResult, Feedback>;
 /// An action client of `/acres/skill`.
 pub type SkillClient = ActionClient<Goal, SkillResult, Feedback>;
 
-/// Why a node or one of its endpoints could not be made.
-#[derive(Debug, Error)]
-pub enum NodeError {
-    /// A bad ROS argument or parameter.
-    #[error(transparent)]
-    Args(#[from] ArgsError),
-    /// A bad ROS environment variable.
-    #[error(transparent)]
-    Env(#[from] EnvError),
-    /// A bad name.
-    #[error("bad ROS name {name:?}: {reason}")]
-    Name {
-        /// The name.
-        name: String,
-        /// Why.
-        reason: String,
-    },
-    /// DDS refused.
-    #[error("DDS: {0}")]
-    Dds(String),
-    /// The operating system refused what waiting for samples needs (an epoll set, an eventfd).
-    #[error("cannot wait for samples: {0}")]
-    Wait(#[from] std::io::Error),
-}
+pub use crate::common::{stamp, wall_s, Framing, NodeError};
 
 fn dds<E: std::fmt::Debug>(e: E) -> NodeError {
     NodeError::Dds(format!("{e:?}"))
 }
 
-/// The request/reply framing of services and actions, which differs per RMW.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Framing {
-    /// rmw_fastrtps (and RustDDS peers): the "Enhanced" mapping of DDS-RPC.
-    FastRtps,
-    /// rmw_cyclonedds: request id in the payload.
-    CycloneDds,
-}
-
-impl Framing {
-    /// From the parameter's words `fastrtps` / `cyclonedds`.
-    pub fn parse(word: &str) -> Result<Framing, ArgsError> {
-        match word {
-            "fastrtps" => Ok(Framing::FastRtps),
-            "cyclonedds" => Ok(Framing::CycloneDds),
-            other => Err(ArgsError::ParamType {
-                name: "rmw_framing".into(),
-                expected: "fastrtps or cyclonedds",
-                got: crate::args::ParamValue::String(other.into()),
-            }),
-        }
-    }
-
-    fn mapping(self) -> ServiceMapping {
-        match self {
-            Framing::FastRtps => ServiceMapping::Enhanced,
-            Framing::CycloneDds => ServiceMapping::Cyclone,
-        }
+/// ros2-client's service mapping of a framing.
+fn mapping(f: Framing) -> ServiceMapping {
+    match f {
+        Framing::FastRtps => ServiceMapping::Enhanced,
+        Framing::CycloneDds => ServiceMapping::Cyclone,
     }
 }
 
@@ -164,19 +117,9 @@ impl RosNode {
         Ok(n)
     }
 
-    /// The fully qualified name of `topic`: relative names are in the node's namespace; a remap
-    /// rule matches the qualified name (or the name as written) and its target is resolved too.
+    /// The fully qualified name of `topic` ([`crate::common::resolve`]).
     fn name(&self, topic: &str) -> Result<Name, NodeError> {
-        let qualify = |t: &str| {
-            if t.starts_with('/') {
-                t.to_string()
-            } else {
-                format!("{}/{t}", self.args.namespace.trim_end_matches('/'))
-            }
-        };
-        let full = qualify(topic);
-        let target = self.args.remaps.get(&full).or_else(|| self.args.remaps.get(topic));
-        let full = target.map_or(full, |t| qualify(t));
+        let full = crate::common::resolve(&self.args, topic);
         Name::parse(&full).map_err(|e| NodeError::Name { name: full.clone(), reason: format!("{e:?}") })
     }
 
@@ -205,7 +148,7 @@ impl RosNode {
         let n = self.name(name)?;
         self.node
             .create_action_server(
-                self.framing.mapping(),
+                mapping(self.framing),
                 &n,
                 &crate::skill_action::type_name(),
                 crate::qos::action_server(),
@@ -218,7 +161,7 @@ impl RosNode {
         let n = self.name(name)?;
         self.node
             .create_action_client(
-                self.framing.mapping(),
+                mapping(self.framing),
                 &n,
                 &crate::skill_action::type_name(),
                 crate::qos::action_client(),
@@ -272,20 +215,5 @@ impl Drop for RosNode {
         // The spinner ends when the node goes; it is detached so that a stuck DDS thread cannot
         // hold up the process's exit.
         self.spinner.take();
-    }
-}
-
-/// Seconds since the Unix epoch.
-pub fn wall_s() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
-}
-
-/// A ROS time stamp from seconds.
-pub fn stamp(t_s: f64) -> acres_msgs::builtin_interfaces::Time {
-    let t = t_s.max(0.0);
-    let sec = t.floor();
-    acres_msgs::builtin_interfaces::Time {
-        sec: sec as i32,
-        nanosec: (((t - sec) * 1e9) as u32).min(999_999_999),
     }
 }
