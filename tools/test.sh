@@ -123,8 +123,9 @@ tools/no_r2r_check.sh
 # A real ROS 2 (issue 19): the project's ROS 2 Jazzy from PyPI (tools/ros_env.sh, cached in
 # .ros_env/), acres_interfaces built by rosidl, acres_msgs checked against the generated types,
 # rclpy (rmw_fastrtps_cpp) against the core and vehicle nodes inside unshare -n (tests/ros/), and
-# the nodes built on the r2r backend and tested (rclpy, skills_over_dds, a subset of the link
-# tests), and ros_pkgs/acres_ros_r2r against the RustDDS nodes (docs/ros.md gives the costs).
+# the nodes built on the r2r backend (clippy, build) with the rclpy tests against them (the DDS
+# and link suites on r2r are not green yet: only with ACRES_ROS_R2R_SUITES=1), and
+# ros_pkgs/acres_ros_r2r against the RustDDS nodes (docs/ros.md gives the costs).
 step "real ROS 2: PyPI Jazzy, rosidl, rclpy against the nodes, r2r (tools/ros_test.sh)"
 tools/ros_test.sh
 
