@@ -44,6 +44,8 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
     # libpython preloaded (docs/ros.md: the PyPI wheels' type supports need its symbols).
     on_r2r=(--target-dir target/r2r --features acres_ros/r2r)
     in_netns() {
+        # The inner shell expands $ACRES_ROS_LIBPYTHON (exported by ros_env.sh), not this one.
+        # shellcheck disable=SC2016
         unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST LD_PRELOAD="$ACRES_ROS_LIBPYTHON"; exec "$@"' sh "$@"
     }
     step "the nodes on r2r: clippy -D warnings, build (acres_ros with the feature r2r, target/r2r)"
