@@ -5,6 +5,8 @@
 //!   a model session; the thinking-time rule and the phases are stated there.
 //! - [`mcp`]: the MCP server face (`acres-harness mcp`), stdio or streamable HTTP on 127.0.0.1.
 //! - [`line`]: the line protocol face (`acres-harness agent serve`) on a Unix socket.
+//! - [`plugins`]: every planner with an availability probe, and a smoke run of each
+//!   (`acres-harness planners [--smoke]`).
 //!
 //! A face runs the loop in a thread of its own ([`start`]) and answers the agent from the
 //! [`session::AgentPort`]. Safety is the loop's: a dispatch goes through the plan checker
@@ -12,6 +14,7 @@
 
 pub mod line;
 pub mod mcp;
+pub mod plugins;
 pub mod session;
 
 use std::thread::JoinHandle;

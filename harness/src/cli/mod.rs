@@ -13,6 +13,7 @@
 //! acres-harness mcp --scenario scenarios/t1_01_scout_one_field.json --out runs/a --agent-name claude-code [--http 0]
 //! acres-harness agent serve --scenario F --out runs/a --agent-name sh --socket S; agent send|wait|status|end
 //! acres-harness skill --install .claude/skills
+//! acres-harness planners [--smoke] [--json]
 //! acres-harness learn-costs [--map scenarios/maps/default.json] [--out scenarios/costs]
 //! acres-harness sweep sweep.toml --out sweeps/a [--shard 2/3] [--list] [--emit slurm|k8s --shards 3]
 //! acres-harness leaderboard sweeps/a [--json] [--csv] [--markdown] [--svg F] [--png F]
@@ -21,6 +22,7 @@
 pub mod agent;
 pub mod leaderboard;
 pub mod mcp;
+pub mod planners;
 pub mod replay;
 pub mod run;
 pub mod skill;
@@ -142,6 +144,8 @@ pub enum Command {
         #[command(subcommand)]
         command: agent::AgentCommand,
     },
+    /// Lists every planner with its availability; `--smoke` runs each once with no model.
+    Planners(planners::PlannersArgs),
     /// Runs a sweep spec (models × modes × profiles × scenarios × repeats), or one shard of it;
     /// finished runs are skipped; `--emit slurm|k8s` prints its scheduler files.
     Sweep(Box<sweep::SweepArgs>),
@@ -167,6 +171,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Skill(a) => skill::run(a),
         Command::Agent { command } => agent::run(command),
         Command::LearnCosts { map, out } => learn_costs(&map, &out),
+        Command::Planners(a) => planners::run(a),
         Command::Sweep(a) => sweep::run(*a),
         Command::Leaderboard(a) => leaderboard::run(a),
     };
