@@ -86,13 +86,7 @@ fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
         };
         let id = format!("f{:04}", st.memory.frames.len() + 1);
         let region = Some(json!({"frame": a, "other_frame": b}));
-        return match st.store_frame(
-            id,
-            png,
-            RowView::Compare,
-            region,
-            Geometry { view_box: fa.view_box, m_per_px: fa.m_per_px, inset: None },
-        ) {
+        return match st.store_frame(id, png, RowView::Compare, region, Geometry { inset: None, ..fa.geom }) {
             Ok(f) => with_image(frame_result(&f), f),
             Err(e) => err(e),
         };
@@ -129,8 +123,9 @@ fn look(st: &mut RunState, a: &LookArgs) -> ToolOutcome {
 }
 
 fn frame_result(f: &Frame) -> Value {
-    let mut out = json!({"frame": f.id, "t_s": round(f.t_s, 1), "view": f.view.as_str(), "view_box": f.view_box.map(|v| round(v, 1)), "m_per_px": round(f.m_per_px, 3)});
-    if let Some((view_box, m_per_px)) = f.inset {
+    let g = &f.geom;
+    let mut out = json!({"frame": f.id, "t_s": round(f.t_s, 1), "view": f.view.as_str(), "view_box": g.view_box.map(|v| round(v, 1)), "m_per_px": round(g.m_per_px, 3)});
+    if let Some((view_box, m_per_px)) = g.inset {
         out["inset"] = json!({"view_box": view_box.map(|v| round(v, 1)), "m_per_px": round(m_per_px, 3)});
     }
     out

@@ -66,12 +66,8 @@ pub struct Frame {
     pub view: RowView,
     /// The region asked for.
     pub region: Option<Value>,
-    /// `[min_x, min_y, max_x, max_y]`.
-    pub view_box: [f64; 4],
-    /// Metres per pixel.
-    pub m_per_px: f64,
-    /// The inset's view box and metres per pixel (a map picture's), or `None`.
-    pub inset: Option<([f64; 4], f64)>,
+    /// Where its pixels are on the map.
+    pub geom: Geometry,
 }
 
 /// Where a stored frame's pixels are on the map: the view box and scale of its map area, and its
@@ -427,14 +423,12 @@ impl<'a> RunState<'a> {
         scene.site = self.mission.site;
         scene.blocked = self.memory.knowledge.objects().into_iter().map(cell_center).collect();
         scene.highlight = self.mission.highlight.take();
-        scene.inset = focus.or_else(|| {
-            Some(Inset {
-                centre: scene.vehicle.pos(),
-                span_m: VEHICLE_INSET_M,
-                m_per_px: picture::INSET_M_PER_PX,
-                title: "inset: vehicle".into(),
-            })
-        });
+        scene.inset = Some(focus.unwrap_or_else(|| Inset {
+            centre: scene.vehicle.pos(),
+            span_m: VEHICLE_INSET_M,
+            m_per_px: picture::INSET_M_PER_PX,
+            title: "inset: vehicle".into(),
+        }));
         match self.profile {
             Profile::Vehicle => {
                 if let Some(s) = self.port.scan() {
@@ -473,18 +467,9 @@ impl<'a> RunState<'a> {
         region: Option<Value>,
         geom: Geometry,
     ) -> Result<Frame, String> {
-        let Geometry { view_box, m_per_px, inset } = geom;
         let file = self.writer.write_frame(&id, &png).map_err(|e| format!("cannot write the frame: {e}"))?;
-        let frame = Frame {
-            id: id.clone(),
-            t_s: self.t(),
-            png: Arc::new(png),
-            view,
-            region: region.clone(),
-            view_box,
-            m_per_px,
-            inset,
-        };
+        let frame =
+            Frame { id: id.clone(), t_s: self.t(), png: Arc::new(png), view, region: region.clone(), geom };
         self.log(Row::Frame(FrameRow {
             t: self.t(),
             wall: crate::clock::wall_now(),
@@ -492,8 +477,8 @@ impl<'a> RunState<'a> {
             file,
             view,
             region,
-            view_box,
-            m_per_px,
+            view_box: geom.view_box,
+            m_per_px: geom.m_per_px,
         }));
         self.memory.frames.push(frame.clone());
         Ok(frame)

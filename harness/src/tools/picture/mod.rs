@@ -346,11 +346,11 @@ pub fn draw(scene: &Scene) -> Raster {
     });
     let area = (0.0, frame::BAND_PX as f32, WIDTH as f32);
     let split = match (&scene.view, &scene.inset) {
-        (View::Map, Some(inset)) => view::split(scene.map, inset, area),
+        (View::Map, Some(inset)) => view::split(scene.map, inset, area).map(|s| (s, inset)),
         _ => None,
     };
-    let (wanted, vp, inset_vp) = match split {
-        Some((whole, main, inset_vp)) => (whole, main, Some(inset_vp)),
+    let (wanted, vp, inset) = match split {
+        Some(((whole, main, inset_vp), inset)) => (whole, main, Some((inset_vp, inset))),
         None => {
             let vp = view::fit(&wanted, area.0, area.1, area.2);
             (wanted, vp, None)
@@ -358,7 +358,7 @@ pub fn draw(scene: &Scene) -> Raster {
     };
     let mut pix = Pixmap::new(WIDTH, HEIGHT).expect("640 x 692 is a valid pixmap size");
     map_area(&mut pix, &vp, scene, &[]);
-    if let (Some(ivp), Some(inset)) = (inset_vp, &scene.inset) {
+    if let Some((ivp, inset)) = inset {
         frame::inset(&mut pix, &ivp, &inset.title, |p, at_origin, keep| map_area(p, at_origin, scene, keep));
     }
     let head = format!("{} t={:.1} s", scene.frame_id, scene.t_s);
@@ -371,7 +371,7 @@ pub fn draw(scene: &Scene) -> Raster {
         ("acres-view-box", format!("{x0} {y0} {x1} {y1}")),
         ("acres-m-per-px", format!("{}", vp.m_per_px)),
     ];
-    if let (Some(ivp), Some(inset)) = (inset_vp, &scene.inset) {
+    if let Some((ivp, inset)) = inset {
         let [x0, y0, x1, y1] = ivp.view_box();
         texts.push(("acres-inset", inset.title.clone()));
         texts.push(("acres-inset-view-box", format!("{x0} {y0} {x1} {y1}")));
@@ -380,7 +380,7 @@ pub fn draw(scene: &Scene) -> Raster {
         texts.push(("acres-inset-px", format!("{l} {t} {r} {b}")));
     }
     let texts = texts.into_iter().map(|(k, v)| (k.to_string(), latin1(&v))).collect();
-    Raster { pixmap: pix, viewport: vp, inset: inset_vp, texts }
+    Raster { pixmap: pix, viewport: vp, inset: inset.map(|(ivp, _)| ivp), texts }
 }
 
 /// Draws the map layers and the frame of one map area; `keep_out` are boxes the frame's labels
