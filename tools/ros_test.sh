@@ -7,8 +7,12 @@
 #   3. rclpy clients (rmw_fastrtps_cpp, the generated acres_interfaces types) against the core
 #      node and the vehicle node (RustDDS, built here by cargo): pytest tests/ros, inside a private
 #      network namespace;
-#   4. the r2r backend (ros_pkgs/acres_ros_r2r, a workspace of its own, target/r2r): built with
-#      the environment, its tests against the RustDDS nodes inside a private network namespace.
+#   4. the r2r backend: the nodes with the feature acres_ros/r2r, and ros_pkgs/acres_ros_r2r (a
+#      workspace of its own) against the RustDDS nodes, inside a private network namespace.
+#      Both build in the one target dir (target/): only the crates whose features the r2r graph
+#      changes are compiled again; the dependencies the earlier steps built are reused. The r2r
+#      build replaces the node executables in target/debug (cargo puts them back at the next
+#      plain build), so the RustDDS steps run before it.
 # ACRES_ROS_SKIP_R2R=1 leaves out 4 (a developer's quick run; the test command never sets it).
 # Each step prints its time. NETWORK SAFETY: every DDS participant (the nodes, rclpy) runs with
 # ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST inside `unshare -n` with loopback alone.
@@ -39,22 +43,22 @@ unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUT
 took
 
 if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
-    # The nodes on the r2r backend (the feature acres_ros/r2r, chosen at build time), built into
-    # target/r2r; the tests' own nodes are r2r ones too (the same feature). r2r binaries run with
-    # libpython preloaded (docs/ros.md: the PyPI wheels' type supports need its symbols).
-    on_r2r=(--target-dir target/r2r --features acres_ros/r2r)
+    # The nodes on the r2r backend (the feature acres_ros/r2r, chosen at build time); the tests'
+    # own nodes are r2r ones too (the same feature). r2r binaries run with libpython preloaded
+    # (docs/ros.md: the PyPI wheels' type supports need its symbols).
+    on_r2r=(--features acres_ros/r2r)
     in_netns() {
         # The inner shell expands $ACRES_ROS_LIBPYTHON (exported by ros_env.sh), not this one.
         # shellcheck disable=SC2016
         unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST LD_PRELOAD="$ACRES_ROS_LIBPYTHON"; exec "$@"' sh "$@"
     }
-    step "the nodes on r2r: clippy -D warnings, build (acres_ros with the feature r2r, target/r2r)"
+    step "the nodes on r2r: clippy -D warnings, build (acres_ros with the feature r2r)"
     cargo clippy --quiet "${on_r2r[@]}" -p acres_ros -p acres_core -p acres_vehicle -p acres_bridge --all-targets -- -D warnings
     cargo build --quiet "${on_r2r[@]}" -p acres_core -p acres_vehicle -p acres_bridge
     cargo test --quiet "${on_r2r[@]}" -p acres_ros --lib
     took
     step "rclpy against the r2r nodes, inside unshare -n (pytest tests/ros)"
-    ACRES_BIN_DIR="$ROOT/target/r2r/debug" ACRES_NODES_BACKEND=r2r \
+    ACRES_BIN_DIR="$ROOT/target/debug" ACRES_NODES_BACKEND=r2r \
         in_netns python3 -m pytest -p no:cacheprovider -q -rA tests/ros
     took
     # Not green yet (docs/ros.md: status): run only when asked, ACRES_ROS_R2R_SUITES=1.
@@ -70,7 +74,7 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
             link_sim_f56_succeeds_and_validates harness_killed_cancels_the_goal harness_frozen_the_vehicle_applies_on_cancel
         took
     fi
-    r2r=(--manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target/r2r)
+    r2r=(--manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target)
     step "the r2r crate (subset of issue 19's first slice): fmt, clippy -D warnings, build"
     cargo fmt --manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml -- --check
     cargo clippy --quiet "${r2r[@]}" --all-targets -- -D warnings

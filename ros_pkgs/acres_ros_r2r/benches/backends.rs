@@ -8,7 +8,7 @@
 //! ```sh
 //! . tools/ros_env.sh && unshare -n sh -c 'ip link set lo up; ip link set lo multicast on;
 //!   export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec cargo bench \
-//!   --manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target/r2r --features bench --bench backends'
+//!   --manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target --features bench --bench backends'
 //! ```
 //!
 //! NETWORK SAFETY: it refuses to run outside a private network namespace with `lo` alone, and
