@@ -73,7 +73,11 @@ fn assert_no_canary(dir: &Path, texts: &[&str]) -> usize {
             } else {
                 files += 1;
                 let bytes = std::fs::read(&p).unwrap();
-                assert!(!bytes.windows(CANARY.len()).any(|w| w == CANARY.as_bytes()), "{} holds the key", p.display());
+                assert!(
+                    !bytes.windows(CANARY.len()).any(|w| w == CANARY.as_bytes()),
+                    "{} holds the key",
+                    p.display()
+                );
             }
         }
     }
@@ -143,8 +147,12 @@ fn model_calls_through_the_proxy_are_metered_as_the_stub_reported_on_both_protoc
         drop(proxy);
     }
     assert!(stub.requests().iter().all(|r| r["key_sent"] == true), "the proxy sent its key upstream");
-    let stderr: Vec<String> =
-        std::fs::read_dir(&*dir).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("proxy-stderr")).map(|e| std::fs::read_to_string(e.path()).unwrap()).collect();
+    let stderr: Vec<String> = std::fs::read_dir(&*dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("proxy-stderr"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
     assert!(stderr.iter().all(|t| t.contains("ANTHROPIC_BASE_URL=http://127.0.0.1:")), "{stderr:?}");
     let texts: Vec<&str> = outputs.iter().chain(&stderr).map(String::as_str).collect();
     assert!(assert_no_canary(&dir, &texts) > 10);
@@ -213,7 +221,8 @@ fn a_streamed_answer_is_relayed_and_metered_and_a_down_upstream_gives_a_502_row(
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].status, 502);
     assert!(rows[0].error.as_deref().unwrap_or("").contains("did not answer"), "{:?}", rows[0].error);
-    let stderr = std::fs::read_to_string(&proxy.stderr).unwrap() + &std::fs::read_to_string(&p2.stderr).unwrap();
+    let stderr =
+        std::fs::read_to_string(&proxy.stderr).unwrap() + &std::fs::read_to_string(&p2.stderr).unwrap();
     drop((proxy, p2, stub));
     assert_no_canary(&dir, &[&text, &stderr]);
 }
@@ -222,9 +231,21 @@ fn a_streamed_answer_is_relayed_and_metered_and_a_down_upstream_gives_a_502_row(
 fn bad_options_are_refused_with_exit_2() {
     let o = Command::new(bin()).args(["proxy", "--run", "x"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--upstream"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--upstream"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let o = Command::new(bin())
-        .args(["proxy", "--run", "x", "--upstream", "http://127.0.0.1:9", "--key-env", "ACRES_TEST_UNSET_PROXY_KEY"])
+        .args([
+            "proxy",
+            "--run",
+            "x",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--key-env",
+            "ACRES_TEST_UNSET_PROXY_KEY",
+        ])
         .env_remove("ACRES_TEST_UNSET_PROXY_KEY")
         .output()
         .unwrap();

@@ -56,7 +56,9 @@ pub fn run(a: ProxyArgs) -> Result<(), Failure> {
         (None, None) => return Err(Failure::input("proxy: give --upstream URL or --model NAME")),
     };
     if !(upstream.starts_with("http://") || upstream.starts_with("https://")) {
-        return Err(Failure::input(format!("--upstream \"{upstream}\" is not an http:// or https:// address")));
+        return Err(Failure::input(format!(
+            "--upstream \"{upstream}\" is not an http:// or https:// address"
+        )));
     }
     if !(a.timeout_s.is_finite() && a.timeout_s > 0.0) {
         return Err(Failure::input("--timeout-s must be > 0"));
@@ -80,7 +82,8 @@ pub fn run(a: ProxyArgs) -> Result<(), Failure> {
     };
     let run_dir = a.run.clone();
     let opts = ProxyOptions { upstream, run_dir, key, pricing, port: a.port, timeout_s: a.timeout_s };
-    let proxy = start(opts).map_err(|e| Failure::input(format!("127.0.0.1:{}: cannot listen: {e}", a.port)))?;
+    let proxy =
+        start(opts).map_err(|e| Failure::input(format!("127.0.0.1:{}: cannot listen: {e}", a.port)))?;
     println!("{}", proxy.url());
     let _ = std::io::stdout().flush();
     eprintln!(

@@ -109,7 +109,11 @@ impl Meter {
                 let got = usage_of("anthropic", u);
                 let keep = |new: u64, present: bool, old: u64| if present { new } else { old };
                 self.usage = Usage {
-                    input_tokens: keep(got.input_tokens, u.get("input_tokens").is_some(), self.usage.input_tokens),
+                    input_tokens: keep(
+                        got.input_tokens,
+                        u.get("input_tokens").is_some(),
+                        self.usage.input_tokens,
+                    ),
                     output_tokens: keep(
                         got.output_tokens,
                         u.get("output_tokens").is_some(),
@@ -205,7 +209,11 @@ mod tests {
             json!({"choices": [], "usage": {"prompt_tokens": 8, "completion_tokens": 3}}),
         ];
         let cases: [(&'static str, &[Value], Usage); 3] = [
-            ("anthropic", &anthropic, Usage { input_tokens: 12, output_tokens: 9, cache_read_tokens: 4, cache_write_tokens: 0 }),
+            (
+                "anthropic",
+                &anthropic,
+                Usage { input_tokens: 12, output_tokens: 9, cache_read_tokens: 4, cache_write_tokens: 0 },
+            ),
             ("openai-responses", &responses, Usage { input_tokens: 5, output_tokens: 2, ..Usage::default() }),
             ("openai-chat", &chat, Usage { input_tokens: 8, output_tokens: 3, ..Usage::default() }),
         ];

@@ -182,7 +182,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
             .and_then(|v| v["model"].as_str().map(String::from)),
         t0,
     });
-    let method = reqwest::Method::from_bytes(parts.method.as_str().as_bytes()).unwrap_or(reqwest::Method::POST);
+    let method =
+        reqwest::Method::from_bytes(parts.method.as_str().as_bytes()).unwrap_or(reqwest::Method::POST);
     let mut rb = shared
         .client
         .request(method, upstream_url(&shared.opts.upstream, &path_q))
@@ -195,7 +196,11 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
         rb = rb.header(name, v.as_bytes());
     }
     if let Some(key) = &shared.opts.key {
-        rb = if anthropic { rb.header("x-api-key", key) } else { rb.header("authorization", format!("Bearer {key}")) };
+        rb = if anthropic {
+            rb.header("x-api-key", key)
+        } else {
+            rb.header("authorization", format!("Bearer {key}"))
+        };
     }
     match rb.body(body.to_vec()).send().await {
         Ok(resp) => Ok(relay(shared, resp, info)),
@@ -294,7 +299,11 @@ impl Shared {
         let Ok(mut rows) = self.rows.lock() else { return };
         rows.push(line);
         if let Err(e) = write_rows(&self.opts.run_dir, &rows) {
-            eprintln!("proxy: {}: {}", self.opts.run_dir.join(PROXY_FILE).display(), self.redact(&e.to_string()));
+            eprintln!(
+                "proxy: {}: {}",
+                self.opts.run_dir.join(PROXY_FILE).display(),
+                self.redact(&e.to_string())
+            );
         }
     }
 }
@@ -342,9 +351,18 @@ mod tests {
 
     #[test]
     fn upstream_urls_join_one_v1() {
-        assert_eq!(upstream_url("https://api.openai.com/v1", "/v1/chat/completions"), "https://api.openai.com/v1/chat/completions");
-        assert_eq!(upstream_url("https://api.openai.com/v1/", "/chat/completions"), "https://api.openai.com/v1/chat/completions");
-        assert_eq!(upstream_url("https://api.anthropic.com", "/v1/messages?beta=true"), "https://api.anthropic.com/v1/messages?beta=true");
+        assert_eq!(
+            upstream_url("https://api.openai.com/v1", "/v1/chat/completions"),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        assert_eq!(
+            upstream_url("https://api.openai.com/v1/", "/chat/completions"),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        assert_eq!(
+            upstream_url("https://api.anthropic.com", "/v1/messages?beta=true"),
+            "https://api.anthropic.com/v1/messages?beta=true"
+        );
         assert_eq!(upstream_url("http://127.0.0.1:9/x", "/v1/messages"), "http://127.0.0.1:9/x/v1/messages");
     }
 }
