@@ -609,7 +609,10 @@ fn to_json_is_stable() {
         value.as_array().unwrap().iter().map(|v| v["folder"].as_str().unwrap()).collect();
     assert_eq!(folders, ["t1_01__checked__scripted", "t1_05__checked__scripted", "t2_07__checked__scripted"]);
     let first = value[0].as_object().unwrap();
-    assert_eq!(first.keys().collect::<Vec<_>>(), ["folder", "scenario", "mode", "model", "profile", "score"]);
+    assert_eq!(
+        first.keys().collect::<Vec<_>>(),
+        ["folder", "scenario", "planner", "mode", "model", "profile", "score"]
+    );
     assert_eq!(value[0]["score"]["codes"], json!({"blocked": 1, "succeeded": 4}));
 }
 

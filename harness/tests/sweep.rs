@@ -169,6 +169,11 @@ fn place(template: &Path, out: &Path, id: (&str, &str, &str, u32), end: &str, su
     run["model"] = json!(model);
     run["mode"] = json!(mode);
     run["scenario"] = json!(scenario);
+    // The planner of the place: a model (or the classical rules), as a sweep of it records.
+    if run["planner"].is_object() {
+        run["planner"]["kind"] = json!(if mode == "classical" { "classical" } else { "model" });
+        run["planner"]["options"] = json!({"model": model, "provider": "openai"});
+    }
     let mut last: Value = serde_json::from_str(lines[lines.len() - 1]).unwrap();
     last["end"] = json!(end);
     last["success"] = json!(success);

@@ -5,6 +5,8 @@
 //!   a model session; the thinking-time rule and the phases are stated there.
 //! - [`mcp`]: the MCP server face (`acres-harness mcp`), stdio or streamable HTTP on 127.0.0.1.
 //! - [`line`]: the line protocol face (`acres-harness agent serve`) on a Unix socket.
+//! - [`proxy`]: the metering model proxy (`acres-harness proxy`): the agent's own model calls,
+//!   relayed to its service, metered into the run folder (`proxy.jsonl`).
 //! - [`plugins`]: every planner with an availability probe, and a smoke run of each
 //!   (`acres-harness planners [--smoke]`).
 //!
@@ -15,6 +17,7 @@
 pub mod line;
 pub mod mcp;
 pub mod plugins;
+pub mod proxy;
 pub mod session;
 
 use std::thread::JoinHandle;

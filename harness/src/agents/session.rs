@@ -15,7 +15,9 @@
 //! tool result) to the moment its next call reaches the harness is that call's latency: it is
 //! charged on the mission clock exactly as a model call's latency is (rounded to the control step,
 //! the vehicle going on meanwhile), and it is cut at the call's time limit (`call_s`, or what is
-//! left of `wake_s`) like a model call: the wake-up then ends and the late call is refused.
+//! left of `wake_s`) like a model call: the wake-up then ends and the late call is refused. A
+//! call that ran and used up what was left of `wake_s` gets its result (with `wake_up_ended`
+//! saying so); the wake-up has then ended.
 //!
 //! **Phases.** `starting` (the start wake-up not yet taken), `turn` (the agent's turn: tools are
 //! taken), `world` (the agent waits; the world runs), `ended`. A tool call outside `turn` is
@@ -331,6 +333,12 @@ impl AgentSession {
 
     /// Hands the results of a tool call to the agent's call.
     fn give_result(&mut self, blocks: &[Block]) {
+        self.give_result_with(blocks, None);
+    }
+
+    /// As [`Self::give_result`]; with `ended`, the result object also says that the wake-up
+    /// has ended (`wake_up_ended`).
+    fn give_result_with(&mut self, blocks: &[Block], ended: Option<&str>) {
         let picture = blocks.iter().find_map(|b| match b {
             Block::Image { frame, png } => Some(Picture { frame: frame.clone(), png: png.clone() }),
             _ => None,
@@ -344,6 +352,13 @@ impl AgentSession {
                 _ => None,
             })
             .unwrap_or((Value::Null, true));
+        let result = match (ended, result) {
+            (Some(note), Value::Object(mut m)) => {
+                m.insert("wake_up_ended".into(), Value::from(note));
+                Value::Object(m)
+            }
+            (_, r) => r,
+        };
         self.answer_pending(Answer::Tool { result, is_error, picture });
     }
 
@@ -438,6 +453,10 @@ impl AgentSession {
     }
 }
 
+/// What the result of a call says when the wake-up's time ran out with it.
+pub const WAKE_USED_UP: &str =
+    "the call ran; then the wake-up's time limit (wake_s) ran out: the wake-up has ended, call wait_for_wake";
+
 /// The answer to a call that came after its turn was cut.
 fn cut_answer() -> Answer {
     Answer::Refused {
@@ -470,10 +489,59 @@ impl Session for AgentSession {
         }
     }
 
+    fn results_of_ended_turn(&mut self, blocks: &[Block]) {
+        if self.pending.as_ref().is_some_and(|a| a.tool.is_some()) {
+            self.shared.set_phase(Phase::World);
+            self.give_result_with(blocks, Some(WAKE_USED_UP));
+        }
+    }
+
     fn turn_over(&mut self) {
         if self.pending.as_ref().is_some_and(|a| a.tool.is_some()) {
             self.answer_pending(cut_answer());
             self.shared.set_phase(Phase::World);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_that_uses_up_the_wake_up_gets_its_result_and_then_the_wake_up_has_ended() {
+        let rt = crate::planners::models::http::runtime();
+        let (client, port) = agent("t", 5.0);
+        let mut session = client.start("system", &[]).unwrap();
+        let (p1, p2) = (port.clone(), port.clone());
+        let agent = std::thread::spawn(move || {
+            let wake = rt.block_on(p1.wait_for_wake());
+            assert!(matches!(wake, Answer::Wake { .. }), "{wake:?}");
+            rt.block_on(p2.tool("read", json!({"what": "vehicle"})))
+        });
+        let mut report = |_| {};
+        let mut ctx = CallCtx { limit_s: 5.0, report: &mut report };
+        let reply = session.send(&[Block::Text("Wake-up 1".into())], &mut ctx).unwrap();
+        assert_eq!(reply.tool_calls[0].name, "read");
+        // The loop ran the call, and the wake-up's time ran out with it.
+        let result = Block::ToolResult {
+            call_id: reply.tool_calls[0].id.clone(),
+            content: json!({"speed_mps": 1.5}).to_string(),
+            is_error: false,
+        };
+        session.results_of_ended_turn(&[result]);
+        session.turn_over();
+        match agent.join().unwrap() {
+            Answer::Tool { result, is_error: false, .. } => {
+                assert_eq!(result["speed_mps"], json!(1.5), "the call's own result");
+                assert_eq!(result["wake_up_ended"], json!(WAKE_USED_UP));
+            }
+            other => panic!("not the call's result: {other:?}"),
+        }
+        // The wake-up has ended: the next tool call is refused at once, with the phase.
+        match rt.block_on(port.tool("read", json!({"what": "vehicle"}))) {
+            Answer::Refused { phase: Phase::World, .. } => {}
+            other => panic!("not refused in phase world: {other:?}"),
         }
     }
 }

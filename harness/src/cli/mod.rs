@@ -14,6 +14,7 @@
 //! acres-harness agent serve --scenario F --out runs/a --agent-name sh --socket S; agent send|wait|status|end
 //! acres-harness skill --install .claude/skills
 //! acres-harness planners [--smoke] [--json]
+//! acres-harness proxy --upstream https://api.anthropic.com --key-env ANTHROPIC_API_KEY --run runs/a/<run folder>
 //! acres-harness learn-costs [--map scenarios/maps/default.json] [--out scenarios/costs]
 //! acres-harness sweep sweep.toml --out sweeps/a [--shard 2/3] [--list] [--emit slurm|k8s --shards 3]
 //! acres-harness leaderboard sweeps/a [--json] [--csv] [--markdown] [--svg F] [--png F]
@@ -23,6 +24,7 @@ pub mod agent;
 pub mod leaderboard;
 pub mod mcp;
 pub mod planners;
+pub mod proxy;
 pub mod replay;
 pub mod run;
 pub mod skill;
@@ -146,6 +148,9 @@ pub enum Command {
     },
     /// Lists every planner with its availability; `--smoke` runs each once with no model.
     Planners(planners::PlannersArgs),
+    /// The metering model proxy: relays an agent's model calls (OpenAI, Anthropic) from
+    /// 127.0.0.1 to the service and records their tokens, cost and latency in its run folder.
+    Proxy(proxy::ProxyArgs),
     /// Runs a sweep spec (models × modes × profiles × scenarios × repeats), or one shard of it;
     /// finished runs are skipped; `--emit slurm|k8s` prints its scheduler files.
     Sweep(Box<sweep::SweepArgs>),
@@ -172,6 +177,7 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Agent { command } => agent::run(command),
         Command::LearnCosts { map, out } => learn_costs(&map, &out),
         Command::Planners(a) => planners::run(a),
+        Command::Proxy(a) => proxy::run(a),
         Command::Sweep(a) => sweep::run(*a),
         Command::Leaderboard(a) => leaderboard::run(a),
     };

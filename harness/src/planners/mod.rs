@@ -149,6 +149,10 @@ pub trait Session: Send {
     fn observe(&mut self, _t_s: f64, _skill: Option<&str>, _progress: f64) {}
     /// Told that a wake-up's turn is over (the planner ended it, or a limit did).
     fn turn_over(&mut self) {}
+    /// The results of the last tool calls of a turn that the wake-up's time limit (`wake_s`)
+    /// ended right after they ran: they are not sent as a model call. A model keeps them out of
+    /// its history (the default); an agent, whose call waits for its answer, gets them.
+    fn results_of_ended_turn(&mut self, _blocks: &[Block]) {}
 }
 
 /// What starts sessions: a model configuration.

@@ -108,6 +108,10 @@ impl Loop<'_> {
             let Some(results) = self.act(&reply, &mut w) else { return };
             blocks = results;
             if w.time_s >= self.limits.wake_s - 1e-9 {
+                // The calls ran: their results go to a planner that waits for them.
+                if let Some(s) = self.session.as_mut() {
+                    s.results_of_ended_turn(&blocks);
+                }
                 return;
             }
         }

@@ -6,6 +6,7 @@
 //! t1_01_one_field__checked__scripted/
 //!     run.jsonl          one JSON object a line, in run order (a `Row`)
 //!     frames/f0001.png   each picture the planner got, PNG 640 x 692
+//!     proxy.jsonl        (an agent's run with the metering proxy) its model calls
 //! ```
 //!
 //! A viewer, the score table and the video builder need only this folder.
@@ -29,6 +30,7 @@
 //! - [`writer`]: [`RunWriter`], which writes rows and frames, flushing each line at once and
 //!   removing the values of secret environment variables.
 //! - [`validate`]: [`validate_folder`] and [`validate_tree`], the checks of the contract.
+//! - [`proxy`]: `proxy.jsonl`, the model calls of an agent metered by `acres-harness proxy`.
 //! - [`score`]: the [`Score`] of a run, [`load_scores`], [`format_table`] and [`to_json`].
 //!
 //! **Invariant:** a run killed between two writes leaves a folder that validates as
@@ -36,6 +38,7 @@
 
 pub mod calls;
 pub mod kinds;
+pub mod proxy;
 pub mod recording;
 pub mod rows;
 pub mod score;

@@ -2,9 +2,11 @@
 //!
 //! [`load_scores`] reads every run folder below a path (as validate finds them) and takes the
 //! scenario, the mode, the model and the profile from the `run` row and the score from the
-//! `end` row. A folder without an end row (a run going on, or killed) appears with the end
-//! `incomplete`, its time, wake-ups, tool calls, model errors and tokens counted from its rows.
-//! A folder whose first row is not a readable `run` row is left out (validate reports it).
+//! `end` row, and the planner's kind ([`planner_kind`]) from the run row's `planner`. A folder
+//! without an end row (a run going on, or killed) appears with the end `incomplete`, its time, wake-ups, tool calls, model errors and tokens counted from its rows.
+//! A folder whose first row is not a readable `run` row is left out (validate reports it). The
+//! model calls of the metering proxy (`proxy.jsonl`, an agent's own model calls) are added to
+//! the tokens and USD: an agent run is scored on them like a model run.
 //!
 //! [`format_table`] gives one fixed-width line for each run and a summary line; [`to_json`] gives
 //! the full scores, sorted by folder, in a stable order.
@@ -78,14 +80,25 @@ pub struct ScoreLine {
     pub folder: String,
     /// The scenario id.
     pub scenario: String,
+    /// The planner's kind (`classical`, `scripted`, `model`, `agent`, `replay`): see
+    /// [`planner_kind`].
+    pub planner: String,
     /// The mode.
     pub mode: Mode,
     /// The model configuration name.
     pub model: String,
     /// The input profile.
     pub profile: Profile,
-    /// The score of the end row, or a partial one with the end `incomplete`.
+    /// The score of the end row, or a partial one with the end `incomplete`; with the
+    /// metering proxy's calls (`proxy.jsonl`) added to its tokens and USD.
     pub score: Score,
+    /// The model calls the metering proxy recorded (`proxy.jsonl`), counted in `score`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub proxy_calls: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The scores of every run folder at or below `path`, sorted by folder.
@@ -182,23 +195,44 @@ fn load_one(folder: &Path, name: String) -> Option<ScoreLine> {
         fold.row(&row);
         last = Some(row);
     }
-    let score = match last {
+    let mut score = match last {
         Some(Row::End(end)) => end.score,
         _ => fold.score(),
     };
+    // An unreadable proxy file counts nothing here; validate names its problems.
+    let proxy = super::proxy::read_rows(folder).unwrap_or_default();
+    let (usage, usd, proxy_calls) = super::proxy::totals(&proxy);
+    score.tokens += usage.total();
+    score.usage += usage;
+    score.usd += usd;
     Some(ScoreLine {
         folder: name,
+        planner: planner_kind(&run),
         scenario: run.scenario,
         mode: run.mode,
         model: run.model,
         profile: run.profile,
         score,
+        proxy_calls,
     })
 }
 
+/// The planner's kind of a run: the run row's `planner.kind`; for a run row without one (written
+/// before it was recorded), `classical` in that mode, `scripted` for the model `scripted`, else
+/// `model`. The score table and the leaderboard key on it × model × scenario.
+pub fn planner_kind(run: &super::rows::RunRow) -> String {
+    match &run.planner {
+        Some(p) => p.kind.clone(),
+        None if run.mode == Mode::Classical => "classical".into(),
+        None if run.model == "scripted" => "scripted".into(),
+        None => "model".into(),
+    }
+}
+
 /// The headers of the score table, in column order.
-pub const COLUMNS: [&str; 23] = [
+pub const COLUMNS: [&str; 24] = [
     "scenario",
+    "planner",
     "mode",
     "model",
     "profile",
@@ -224,7 +258,7 @@ pub const COLUMNS: [&str; 23] = [
 ];
 
 /// The cells of one line, in the order of [`COLUMNS`]; numbers are right-aligned.
-fn cells(line: &ScoreLine) -> [(String, bool); 23] {
+fn cells(line: &ScoreLine) -> [(String, bool); 24] {
     let s = &line.score;
     let list = |v: &[String]| if v.is_empty() { "-".to_string() } else { v.join(",") };
     let codes = if s.codes.is_empty() {
@@ -236,6 +270,7 @@ fn cells(line: &ScoreLine) -> [(String, bool); 23] {
     let num = |v: String| (v, true);
     [
         text(line.scenario.clone()),
+        text(line.planner.clone()),
         text(line.mode.to_string()),
         text(line.model.clone()),
         text(line.profile.to_string()),
@@ -301,7 +336,8 @@ pub fn format_table(lines: &[ScoreLine]) -> String {
     out
 }
 
-/// The full scores as JSON: an array of `{folder, scenario, mode, model, profile, score}`,
+/// The full scores as JSON: an array of `{folder, scenario, planner, mode, model, profile, score}`
+/// (and `proxy_calls` when the metering proxy recorded some),
 /// sorted by folder, with the keys in a fixed order.
 pub fn to_json(lines: &[ScoreLine]) -> Value {
     let mut sorted: Vec<&ScoreLine> = lines.iter().collect();

@@ -17,6 +17,8 @@
 //!   the end (`model_retry` rows of that call and any row of the world may come between);
 //! - the last row is `end`, no row follows it, its score agrees with it (`end`, `success`), its
 //!   `failed` list is the checks that are false, and its digest is hex;
+//! - `proxy.jsonl` (the metering proxy's calls, when there is one): each line a `proxy_call`
+//!   row, call numbers unique, latency and cost finite and >= 0 (see [`super::proxy`]);
 //! - in a finished run (an end row), `episode.mcap` and `episode.interface.mcap` are readable
 //!   MCAP files with a summary and Statistics, `cdr` channels with `ros2msg` schemas and their
 //!   topics (see `recording::check`).
@@ -439,6 +441,7 @@ impl Checker {
             self.problems.push(problem);
         }
         self.frame_files();
+        self.proxy_rows();
         if self.end_line.is_some() {
             self.recordings();
         }
@@ -459,6 +462,17 @@ impl Checker {
             }
         };
         FolderReport { rows: lines, status }
+    }
+
+    /// The metering proxy's rows (`proxy.jsonl`, when there is one) decode and are well formed.
+    fn proxy_rows(&mut self) {
+        use crate::runfolder::proxy::{read_rows, PROXY_FILE};
+        if let Err(problems) = read_rows(&self.folder) {
+            let file = self.folder.join(PROXY_FILE);
+            for (line, message) in problems {
+                self.problems.push(Problem { file: file.clone(), line: Some(line), message });
+            }
+        }
     }
 
     /// A finished run's recordings (those its run row's `record` names) are readable, with their

@@ -32,6 +32,8 @@ use crate::runfolder::{Score, RUN_FILE};
 pub struct Entry {
     /// Its id.
     pub id: RunId,
+    /// The planner's kind from its run row (`runfolder::score::planner_kind`).
+    pub planner: String,
     /// The end row's score.
     pub score: Score,
     /// Wall time from the run row to the end row, s.
@@ -127,7 +129,12 @@ fn read_entry(folder: &Path, id: &RunId) -> Result<Option<Entry>, String> {
     }
     let last = text.lines().rev().find(|l| !l.trim().is_empty()).and_then(|l| Row::decode(l).ok());
     let Some(Row::End(end)) = last else { return Ok(None) };
-    Ok(Some(Entry { id: id.clone(), wall_s: (end.wall - run.wall).max(0.0), score: end.score }))
+    Ok(Some(Entry {
+        id: id.clone(),
+        planner: crate::runfolder::score::planner_kind(&run),
+        wall_s: (end.wall - run.wall).max(0.0),
+        score: end.score,
+    }))
 }
 
 /// Whether an end is infrastructure's, not the planner's.
@@ -138,7 +145,7 @@ pub fn is_infrastructure(end: EndCode) -> bool {
 /// One line of the leaderboard: a planner × model × mode × profile.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Group {
-    /// `classical` or `model`.
+    /// The planner's kind: `classical`, `scripted`, `model`, `agent` (from the run rows).
     pub planner: String,
     /// The model (`none` for classical).
     pub model: String,
@@ -196,8 +203,7 @@ pub struct Group {
 pub fn groups(entries: &[Entry]) -> Vec<Group> {
     let mut by: BTreeMap<(String, String, Mode, Profile), Vec<&Entry>> = BTreeMap::new();
     for e in entries {
-        let planner = if e.id.mode == Mode::Classical { "classical" } else { "model" };
-        by.entry((planner.to_string(), e.id.model.clone(), e.id.mode, e.id.profile)).or_default().push(e);
+        by.entry((e.planner.clone(), e.id.model.clone(), e.id.mode, e.id.profile)).or_default().push(e);
     }
     by.into_iter()
         .map(|((planner, model, mode, profile), es)| group(planner, model, mode, profile, &es))

@@ -58,6 +58,11 @@ pub fn list(model_dir: &Path) -> Vec<PlannerEntry> {
         built_in("classical", "classical", "in-process", "built in (the rule set of mode classical)"),
     ];
     for (name, file, cfg) in list_model_files(model_dir) {
+        // The model file of the built-in scripted planner is that planner, not a second one.
+        if name == "scripted" && cfg.as_ref().is_ok_and(|c| c.provider == "scripted") {
+            out[0].file = Some(file.display().to_string());
+            continue;
+        }
         let (kind, face, available, reason) = match cfg {
             Ok(c) => {
                 let (ok, why) = probe(&c);
