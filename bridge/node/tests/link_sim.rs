@@ -68,3 +68,12 @@ fn the_truck_on_the_lane_gives_returns_on_route_rows() {
         "the returns are on the route to F55: {on_route:?}"
     );
 }
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn the_vehicle_node_steers_with_the_scenarios_local_planner() {
+    require_netns();
+    let rows = run("link_sim_f53_pure_pursuit");
+    let ends: Vec<_> = rows.iter().filter(|r| r["type"] == "event" && r["name"] == "skill_ended").collect();
+    assert!(ends.len() >= 3 && ends.iter().all(|r| r["code"] == "succeeded"), "{ends:?}");
+}
