@@ -16,9 +16,18 @@ use util::*;
 
 /// Runs a scenario; its rows.
 fn run(name: &str) -> Vec<serde_json::Value> {
+    run_at(name, None)
+}
+
+/// Runs a scenario at a rate (× real time; `None`: link_sim.sh's default); its rows.
+fn run_at(name: &str, rate: Option<u32>) -> Vec<serde_json::Value> {
     let t0 = Instant::now();
     let out = TempDir::new(&format!("sim-{name}"));
-    let status = Command::new(repo().join("launch/link_sim.sh"))
+    let mut cmd = Command::new(repo().join("launch/link_sim.sh"));
+    if let Some(r) = rate {
+        cmd.env("ACRES_LINK_RATE", r.to_string());
+    }
+    let status = cmd
         .arg("run")
         .arg(scenario(name))
         .arg(&*out)
@@ -67,4 +76,14 @@ fn the_truck_on_the_lane_gives_returns_on_route_rows() {
         on_route.iter().any(|r| r["leg"] == "route to F55"),
         "the returns are on the route to F55: {on_route:?}"
     );
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn the_vehicle_node_steers_with_the_scenarios_local_planner() {
+    require_netns();
+    // At 10 × real time (about 60 s here; 100 s at the default 5 ×).
+    let rows = run_at("link_sim_f53_pure_pursuit", Some(10));
+    let ends: Vec<_> = rows.iter().filter(|r| r["type"] == "event" && r["name"] == "skill_ended").collect();
+    assert!(ends.len() >= 3 && ends.iter().all(|r| r["code"] == "succeeded"), "{ends:?}");
 }

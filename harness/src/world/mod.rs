@@ -230,6 +230,7 @@ impl CoreWorld {
         let (wc, events) = acres_core::world_of(sc, seed);
         let mount_forward_m = wc.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m);
         let mut sim = CoreSim::new(wc, acres_vehicle::server_options(sc));
+        sim.server.set_local_planner(acres_local_planners::factory_of(sc));
         sim.world.schedule(events);
         CoreWorld { sim, mount_forward_m }
     }

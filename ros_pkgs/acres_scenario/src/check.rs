@@ -104,16 +104,8 @@ pub(crate) fn build(sf: ScenarioFile, file: &Path, map: Arc<Map>) -> Result<Scen
     if !sf.skills.is_empty() {
         return Err(fault("skills", "skill plugins are not available yet; \"skills\" must be absent or []"));
     }
-    if sf.local_planner != "default" {
-        return Err(fault(
-            "local_planner",
-            format!(
-                "local planner plugins are not available yet; \"local_planner\" must be absent or \"default\", \
-                 found \"{}\"",
-                sf.local_planner
-            ),
-        ));
-    }
+    super::local_planner::LocalPlannerKey::check(&sf.local_planner, file)
+        .map_err(|m| fault("local_planner", m))?;
     positive("recovery.hold_s", sf.recovery.hold_s)?;
     success(&sf.success, &sf.fields, sf.deadline_s, sf.fuel_limit_mj)?;
     Ok(Scenario {

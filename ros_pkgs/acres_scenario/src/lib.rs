@@ -37,6 +37,7 @@
 //!
 //! - [`types`]: the public parts (start, events, limits, server options, recovery, success).
 //! - `file`: the serde file form; `check`: the semantic checks; [`error`]: [`ScenarioError`].
+//! - [`local_planner`]: the key `local_planner` (in-tree planners, process plugins).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -45,6 +46,7 @@
 mod check;
 pub mod error;
 mod file;
+pub mod local_planner;
 pub mod types;
 
 #[cfg(test)]
@@ -108,7 +110,7 @@ pub struct Scenario {
     pub server: ServerOptions,
     /// Folders of learned skills; always empty until plugins exist.
     pub skills: Vec<String>,
-    /// The local planner; always `default` (the built-in driver) until plugins exist.
+    /// The local planner as the file gives it (checked: [`Scenario::local_planner_key`]).
     pub local_planner: String,
     /// The recovery interface.
     pub recovery: Recovery,
@@ -121,6 +123,12 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// The local planner (`local_planner`, checked when the scenario was loaded).
+    pub fn local_planner_key(&self) -> local_planner::LocalPlannerKey {
+        local_planner::LocalPlannerKey::parse(&self.local_planner, &self.file)
+            .expect("local_planner was checked when the scenario was loaded")
+    }
+
     /// The start pose: home with the map's `home_yaw_rad`, or the given pose.
     pub fn start_pose(&self) -> Pose {
         match self.start {

@@ -4,6 +4,8 @@
 //! - [`scan`]: the scan function (360 ranges, 45° sectors, obstacle distance ahead) — the one
 //!   used everywhere a scan is made.
 //! - [`follower`]: the built-in path follower (pure pursuit and a speed profile).
+//! - [`local_planner`]: the local planner trait (what steers a motion), the built-in driver
+//!   and `pure_pursuit` as planners, and the factory the skill server makes them with.
 //! - [`shield`]: passes or holds each command; never rewrites one.
 //! - [`trajectory`]: refuses routes that leave the corridor.
 //! - [`skills`]: the skill server (goto, scout, return_home, wait, stop, resume).
@@ -13,6 +15,7 @@
 #![warn(clippy::dbg_macro, clippy::todo)]
 
 pub mod follower;
+pub mod local_planner;
 pub mod messages;
 #[cfg(feature = "ros")]
 pub mod node;

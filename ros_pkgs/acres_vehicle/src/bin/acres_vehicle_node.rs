@@ -3,7 +3,8 @@
 //! ```text
 //! acres_vehicle_node --ros-args -p scenario:=scenarios/t1_01_one_field.json -p skills:=true
 //! ```
-//! Parameters: `scenario` (required: the map, condition and `blocked_s`), `maps_dir`,
+//! Parameters: `scenario` (required: the map, condition, `blocked_s` and `local_planner`: the
+//! in-tree planners `default` and `pure_pursuit`; a process plugin is refused), `maps_dir`,
 //! `blocked_s`, `skills`, `heartbeat_timeout_s`, `on_cancel`, `odom_timeout_s`,
 //! `lidar_forward_m`, `lidar_height_m`, `rmw_framing`, `use_sim_time`; see the library docs.
 //! Exit codes: 0 stopped by a signal, 2 bad input.
@@ -16,6 +17,8 @@ use std::process::ExitCode;
 
 use acres_ros::run::{node_main, Shutdown};
 use acres_ros::{RosArgs, RosEnv, RosNode};
+use acres_scenario::local_planner::{LocalPlannerKey, BUILTIN_PLANNERS};
+use acres_vehicle::local_planner::Builtin;
 use acres_vehicle::node::{Params, VehicleNode};
 use anyhow::Context;
 
@@ -41,8 +44,21 @@ fn run(args: RosArgs) -> anyhow::Result<()> {
     if blocked_s > 0.0 {
         opts.blocked_s = blocked_s;
     }
+    // The node drives with the in-tree local planners; a process plugin (`process:...`) runs
+    // only in the harness's in-process world (docs/local-planner-protocol.md).
+    let planner = match sc.local_planner_key() {
+        LocalPlannerKey::Builtin(name) => Builtin::parse(&name).context("an in-tree local planner")?,
+        LocalPlannerKey::Process(c) => anyhow::bail!(
+            "{}: at local_planner: the vehicle node runs the in-tree local planners only ({}), not \"{}\"",
+            scenario,
+            BUILTIN_PLANNERS.join(", "),
+            c.spec
+        ),
+    };
     let shutdown = Shutdown::install().context("signal handler")?;
     let node = RosNode::new(args, RosEnv::from_env()?).context("ROS node")?;
-    VehicleNode::new(node, params, sc.map_data.clone(), opts).context("endpoints")?.run(&shutdown);
+    let mut vehicle = VehicleNode::new(node, params, sc.map_data.clone(), opts).context("endpoints")?;
+    vehicle.set_local_planner(planner.factory());
+    vehicle.run(&shutdown);
     Ok(())
 }

@@ -156,9 +156,19 @@ impl VehicleNode {
         })
     }
 
+    /// Drives motions with the local planners of `factory` (the scenario's `local_planner`).
+    pub fn set_local_planner(&mut self, factory: Arc<dyn crate::local_planner::LocalPlannerFactory>) {
+        self.server.set_local_planner(factory);
+    }
+
     /// Runs until a signal.
     pub fn run(mut self, shutdown: &Shutdown) {
-        info!(skills = self.params.skills, on_cancel = ?self.params.on_cancel, "vehicle node running");
+        info!(
+            skills = self.params.skills,
+            on_cancel = ?self.params.on_cancel,
+            local_planner = self.server.local_planner_name(),
+            "vehicle node running"
+        );
         let mut last_stop_cmd = Instant::now();
         while !shutdown.requested() {
             let mut busy = false;

@@ -3,6 +3,7 @@
 use acres_farm::geom::{Pose, Vec2};
 
 use crate::follower::{Follower, Twist};
+use crate::local_planner::{FaultKind, PlanStep, PlannerFault};
 use crate::shield::Verdict;
 
 use super::*;
@@ -57,10 +58,19 @@ impl SkillServer {
                 } else if off > self.opts.max_track_error_m && m.tracking && aligned(&m.follower, &obs.pose) {
                     ended = Some((ResultCode::Failed, format!("left the route: {off:.1} m off")));
                 } else {
-                    let cmd =
-                        m.follower.command(&self.map, &obs.pose, obs.speed_mps, self.opts.limits, m.cap_mps);
-                    match self.shield.check(cmd, obs.speed_mps, self.ahead_m) {
-                        Verdict::Pass => {
+                    let cmd = match self.plan(r.id, m, obs) {
+                        Ok(cmd) => cmd,
+                        Err(fault) => {
+                            ended = Some((ResultCode::ReactiveFault, format!("local planner {fault}")));
+                            Twist::default()
+                        }
+                    };
+                    // A faulted planner's step is neither passed nor held: the motion ends.
+                    let verdict =
+                        ended.is_none().then(|| self.shield.check(cmd, obs.speed_mps, self.ahead_m));
+                    match verdict {
+                        None => {}
+                        Some(Verdict::Pass) => {
                             if let Some(since) = m.hold_since.take() {
                                 shield_event = Some((
                                     EventName::ShieldRelease,
@@ -79,7 +89,7 @@ impl SkillServer {
                                 ));
                             }
                         }
-                        Verdict::Hold { ahead_m, stopping_m } => {
+                        Some(Verdict::Hold { ahead_m, stopping_m }) => {
                             m.best_t = obs.t_s;
                             match m.hold_since {
                                 None => {
@@ -128,6 +138,37 @@ impl SkillServer {
                 out
             }
         }
+    }
+}
+
+impl SkillServer {
+    /// The local planner's command for motion `id` at this step (the planner is made first
+    /// when there is none); a non-finite command is a fault too.
+    fn plan(&mut self, id: u64, m: &Motion, obs: &Observation) -> Result<Twist, PlannerFault> {
+        let planner = match &mut self.planner {
+            Some(p) => p,
+            None => self.planner.insert(self.planners.make(&self.map, &self.opts.follower)),
+        };
+        let step = PlanStep {
+            id,
+            t_s: obs.t_s,
+            pose: obs.pose,
+            speed_mps: obs.speed_mps,
+            track: &m.follower,
+            map: &self.map,
+            limits: self.opts.limits,
+            cap_mps: m.cap_mps,
+            ahead_m: finite(self.ahead_m),
+        };
+        let cmd = planner.command(&step)?;
+        if !(cmd.speed_mps.is_finite() && cmd.yaw_rate_rps.is_finite()) {
+            return Err(PlannerFault {
+                kind: FaultKind::Malformed,
+                planner: self.planners.name().to_string(),
+                message: format!("a command that is not finite: {cmd:?}"),
+            });
+        }
+        Ok(cmd)
     }
 }
 

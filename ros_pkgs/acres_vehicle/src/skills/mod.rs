@@ -31,6 +31,7 @@ use acres_farm::route::LaneGraph;
 use acres_farm::Map;
 
 use crate::follower::Follower;
+use crate::local_planner::{Builtin, LocalPlanner, LocalPlannerFactory, PlanStart};
 use crate::shield::Shield;
 
 mod control;
@@ -87,6 +88,10 @@ pub struct SkillServer {
     /// Changes with anything of the status but its numbers ([`StatusRef::revision`]): bumped
     /// by every event, every request and every new coverage entry.
     revision: u64,
+    /// Makes the local planner (`default` unless [`SkillServer::set_local_planner`]).
+    planners: Arc<dyn LocalPlannerFactory>,
+    /// The local planner, made at the first motion (again after a fault).
+    planner: Option<Box<dyn LocalPlanner>>,
 }
 
 impl SkillServer {
@@ -107,7 +112,21 @@ impl SkillServer {
             next_id: 1,
             t_s: 0.0,
             revision: 0,
+            planners: Builtin::Default.factory(),
+            planner: None,
         }
+    }
+
+    /// Drives motions with the local planners of `factory` from the next motion on (the
+    /// scenario's `local_planner`; [`crate::local_planner`]).
+    pub fn set_local_planner(&mut self, factory: Arc<dyn LocalPlannerFactory>) {
+        self.planners = factory;
+        self.planner = None;
+    }
+
+    /// The name of the local planner in use.
+    pub fn local_planner_name(&self) -> &str {
+        self.planners.name()
     }
 
     /// The options.
@@ -245,11 +264,39 @@ impl SkillServer {
                 progress: m.follower.progress(),
                 remaining_m: m.follower.remaining_m(),
             };
+            if code == ResultCode::ReactiveFault {
+                // A planner that faulted is not asked again: the next motion makes a new one.
+                self.planner = None;
+            } else if let Some(p) = self.planner.as_mut() {
+                p.end(r.id, code);
+            }
             if matches!(code, ResultCode::Stopped | ResultCode::Blocked) {
                 self.interrupted = Some((r.kind, r.id, *m));
             }
         }
         self.event(EventName::SkillEnded, Some(r.id), Some(r.kind), Some(code), Some(cause), detail);
+    }
+
+    /// Tells the local planner that the running motion starts (or resumes); the planner is
+    /// made first when there is none.
+    fn start_planner(&mut self) {
+        let Some(Running { id, kind, active: Active::Motion(m) }) = &self.running else {
+            return;
+        };
+        let planner = match &mut self.planner {
+            Some(p) => p,
+            None => self.planner.insert(self.planners.make(&self.map, &self.opts.follower)),
+        };
+        planner.start(&PlanStart {
+            id: *id,
+            skill: *kind,
+            target: &m.target,
+            route: &m.follower.path,
+            s_m: m.follower.s_m,
+            limits: self.opts.limits,
+            cap_mps: m.cap_mps,
+            goal_tolerance_m: m.follower.params.goal_tolerance_m,
+        });
     }
 
     /// Ends the running skill from outside the server (the vehicle node: odometry stopped, the

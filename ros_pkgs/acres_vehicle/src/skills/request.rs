@@ -134,6 +134,7 @@ impl SkillServer {
                 let route_m = m.follower.remaining_m();
                 self.shield.reset();
                 self.begin(Running { id, kind: k, active: Active::Motion(Box::new(m)) }, detail);
+                self.start_planner();
                 Reply::started(k, id, Some(route_m), Some(format!("resumes #{old_id}")))
             }
             SkillKind::Stop => unreachable!("handled above"),
@@ -205,6 +206,7 @@ impl SkillServer {
             Running { id, kind, active: Active::Motion(Box::new(m)) },
             EventDetail::Route { target, route_m },
         );
+        self.start_planner();
         Reply::started(kind, id, Some(route_m), None)
     }
 

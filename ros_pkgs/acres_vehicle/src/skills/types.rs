@@ -67,6 +67,8 @@ pub enum ResultCode {
     Blocked,
     /// Left the route or made no progress.
     Failed,
+    /// A controller failed or ran over its time budget (a local planner's fault).
+    ReactiveFault,
     /// The request was refused; it never started.
     Rejected,
     /// A stop ended it.
@@ -84,15 +86,17 @@ impl ResultCode {
             ResultCode::Stopped => "stopped",
             ResultCode::Rejected => "rejected",
             ResultCode::Failed => "failed",
+            ResultCode::ReactiveFault => "reactive_fault",
         }
     }
     /// Every result code.
-    pub const ALL: [ResultCode; 5] = [
+    pub const ALL: [ResultCode; 6] = [
         ResultCode::Succeeded,
         ResultCode::Blocked,
         ResultCode::Stopped,
         ResultCode::Rejected,
         ResultCode::Failed,
+        ResultCode::ReactiveFault,
     ];
     /// The code of a word (`succeeded`, ...).
     pub fn parse(word: &str) -> Option<ResultCode> {
