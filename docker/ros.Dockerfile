@@ -12,8 +12,8 @@
 # TOOLCHAIN: the image the build starts from: the stage `toolchain` below by default (Rust from
 #   rustup, cargo-ament-build, the colcon plugins: it downloads them), or an image that has all of
 #   that already (tools/docker_ci.sh passes one made with no network: docs/field-tests.md).
-# CARGO_PROFILE: the cargo profile of the ament_cargo packages (release; `colcon` builds faster,
-#   unoptimised: tools/docker_ci.sh uses it).
+# CARGO_PROFILE: the cargo profile of the packages (release; empty: cargo's dev profile, the one the
+#   project's tests run against, which tools/docker_ci.sh uses: it builds faster than release).
 ARG BASE=ros:jazzy-ros-base
 ARG TOOLCHAIN=toolchain
 
@@ -45,7 +45,7 @@ RUN --mount=type=cache,id=acres-cargo-target,target=/ws/build/cargo \
     && for pkg in $(colcon list --base-paths src/acres --names-only); do \
         if [ "$pkg" != acres_interfaces ]; then mkdir -p build && ln -sfn cargo "build/$pkg"; fi; \
     done \
-    && colcon build --base-paths src/acres --cargo-args --profile "${CARGO_PROFILE}" \
+    && colcon build --base-paths src/acres ${CARGO_PROFILE:+--cargo-args --profile "${CARGO_PROFILE}"} \
     && mkdir -p install/acres_bridge/share/acres_bridge \
     && cp -r src/acres/launch src/acres/scenarios install/acres_bridge/share/acres_bridge/
 
