@@ -12,8 +12,8 @@
 # TOOLCHAIN: the image the build starts from: the stage `toolchain` below by default (Rust from
 #   rustup, cargo-ament-build, the colcon plugins: it downloads them), or an image that has all of
 #   that already (tools/docker_ci.sh passes one made with no network: docs/field-tests.md).
-# CARGO_PROFILE: the cargo profile of the packages (release; empty: cargo's dev profile, the one the
-#   project's tests run against, which tools/docker_ci.sh uses: it builds faster than release).
+# CARGO_PROFILE: the cargo profile of the packages (release; `colcon`: unoptimised, the fastest
+#   build, tools/docker_ci.sh's; empty: cargo's dev profile, the one the project's tests run with).
 ARG BASE=ros:jazzy-ros-base
 ARG TOOLCHAIN=toolchain
 
@@ -69,6 +69,8 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 # harness for the harness side of a field test. procps (pgrep, for the healthcheck) when missing.
 COPY --from=build /ws/install /opt/acres
 COPY docker/entrypoint.sh /usr/local/bin/acres-entrypoint
+# The harness's model configurations (its default folder is the build's source tree).
+COPY harness/model_configs /opt/acres/acres-harness/share/acres-harness/model_configs
 RUN if ! command -v pgrep >/dev/null; then \
         apt-get update && apt-get install -y --no-install-recommends procps && rm -rf /var/lib/apt/lists/*; \
     fi \
@@ -80,7 +82,8 @@ RUN if ! command -v pgrep >/dev/null; then \
 # folders) are the compose file's volumes, made here so that they belong to that user.
 USER 1000
 WORKDIR /home/acres
-ENV ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ACRES_SHARE=/opt/acres/acres_bridge/share/acres_bridge
+ENV ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ACRES_SHARE=/opt/acres/acres_bridge/share/acres_bridge \
+    ACRES_MODEL_CONFIGS=/opt/acres/acres-harness/share/acres-harness/model_configs
 # Healthy while a ROS node or the harness of this container runs (a container runs one role).
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
     CMD ["pgrep", "-f", "acres_(core_node|vehicle_node|bridge)|acres-harness|ros2 launch"]
