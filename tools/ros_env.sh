@@ -32,20 +32,9 @@
 # Every step prints its time. Nothing here starts a DDS participant.
 # The exit status of the sourcing is 0 when the environment is ready, 1 when a step failed.
 
-acres_ros_env_export() {
-    local env_dir="$1" venv sp ifs
-    venv="$env_dir/venv"
-    ifs="$env_dir/interfaces/install"
-    sp="$venv/lib/python3.11/site-packages"
-    export ACRES_ROS_PREFIX="$venv" ACRES_ROS_INTERFACES="$ifs"
-    export ACRES_ROS_LIBPYTHON=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1
-    export AMENT_PREFIX_PATH="$ifs:$venv${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
-    export CMAKE_PREFIX_PATH="$ifs:$venv${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-    export LD_LIBRARY_PATH="$ifs/lib:$venv/lib:$sp/ros_rcl.libs:$sp/ros_rcl_logging_spdlog.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    export PYTHONPATH="$ifs/lib/python3.11/site-packages:$sp${PYTHONPATH:+:$PYTHONPATH}"
-    export PATH="$venv/bin:$PATH"
-    export ROS_DISTRO=jazzy ROS_VERSION=2 ROS_PYTHON_VERSION=3 RMW_IMPLEMENTATION=rmw_fastrtps_cpp
-}
+# The exports (tools/ros_env_export.sh: shared with the CI image's /opt/ros/jazzy/setup.sh).
+# shellcheck source=tools/ros_env_export.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ros_env_export.sh"
 
 acres_ros_env_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 acres_ros_env_dir="${ACRES_ROS_ENV:-$acres_ros_env_root/.ros_env}"

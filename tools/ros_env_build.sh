@@ -2,6 +2,8 @@
 # Makes or refreshes the cache of the project's ROS 2 environment; run by tools/ros_env.sh (which
 # says what the cache holds and exports the environment). Usage: ros_env_build.sh ENV_DIR
 # A separate process so that `set -e` holds whatever the sourcing shell does.
+# ACRES_ROS_ENV_VENV_ONLY=1 makes the venv alone (no interfaces/): the CI image's ROS layer
+# (tools/docker_ci.sh), whose colcon build makes acres_interfaces itself.
 # The build runs in subshells whose exports are meant to stay there (SC2030/SC2031: informational).
 # shellcheck disable=SC2030,SC2031
 set -euo pipefail
@@ -22,7 +24,7 @@ missing=()
 /usr/bin/python3.11 -c 'import ensurepip' 2>/dev/null || missing+=(python3.11-venv)
 command -v cmake >/dev/null || missing+=(cmake)
 command -v g++ >/dev/null || missing+=(g++)
-compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null || missing+=(libclang-dev)
+[ "${ACRES_ROS_ENV_VENV_ONLY:-0}" = 1 ] || compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null || missing+=(libclang-dev)
 if [ ${#missing[@]} -gt 0 ]; then
     step "apt-get install ${missing[*]}"
     apt-get update -qq
@@ -70,7 +72,9 @@ else
     echo "== ros_env: venv up to date ($venv)"
 fi
 
-if [ "$(cat "$ifs/.acres-src" 2>/dev/null)" != "$if_hash" ]; then
+if [ "${ACRES_ROS_ENV_VENV_ONLY:-0}" = 1 ]; then
+    echo "== ros_env: the venv alone (ACRES_ROS_ENV_VENV_ONLY=1)"
+elif [ "$(cat "$ifs/.acres-src" 2>/dev/null)" != "$if_hash" ]; then
     step "acres_interfaces with cmake + rosidl ($ifs/install)"
     rm -rf "$ifs"
     mkdir -p "$ifs/build"
