@@ -81,6 +81,9 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
     cargo build --quiet "${r2r[@]}" --tests
     took
     step "the r2r crate against the RustDDS nodes, inside unshare -n"
+    # The r2r build above put its node executables in target/debug; this puts the RustDDS ones
+    # back (fresh units: cargo only links them into place again).
+    cargo build --quiet -p acres_core -p acres_vehicle
     unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec "$@"' \
         sh cargo test --quiet "${r2r[@]}" -- --include-ignored --test-threads=1
     took
