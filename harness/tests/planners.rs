@@ -150,7 +150,7 @@ fn the_smoke_run_of_every_planner_passes_and_each_folder_validates() {
     let v = json_of(&o);
     let results = v["results"].as_array().unwrap();
     let names: Vec<&str> = results.iter().map(|r| r["planner"].as_str().unwrap()).collect();
-    assert_eq!(names, ["scripted", "classical", "openai", "anthropic", "agent"]);
+    assert_eq!(names, ["scripted", "classical", "openai", "anthropic", "agent", "mcp"]);
     for r in results {
         assert_eq!((r["ok"].as_bool(), r["end"].as_str()), (Some(true), Some("done")), "{r}");
         let folder = PathBuf::from(r["folder"].as_str().unwrap());
@@ -161,14 +161,20 @@ fn the_smoke_run_of_every_planner_passes_and_each_folder_validates() {
         let kind = match r["planner"].as_str().unwrap() {
             "scripted" => "scripted",
             "classical" => "classical",
-            "agent" => "agent",
+            "agent" | "mcp" => "agent",
             _ => "model",
         };
         assert_eq!(planner["kind"], kind, "{planner}");
     }
-    // The model clients really talked to the stub; the agent went through the line face.
-    let agent = results.iter().find(|r| r["planner"] == "agent").unwrap();
-    assert_eq!(planner_of(Path::new(agent["folder"].as_str().unwrap()))["face"], "line");
+    // The model clients really talked to the stub; the agents went through the line face and
+    // the MCP face (its tool calls are the run's, as a model's are).
+    for (p, face) in [("agent", "line"), ("mcp", "mcp-stdio")] {
+        let r = results.iter().find(|r| r["planner"] == p).unwrap();
+        let folder = Path::new(r["folder"].as_str().unwrap());
+        assert_eq!(planner_of(folder)["face"], face, "{p}");
+        let rows = std::fs::read_to_string(folder.join("run.jsonl")).unwrap();
+        assert!(rows.contains("\"type\":\"tool\""), "{p}: no tool row");
+    }
     for p in ["openai", "anthropic"] {
         let r = results.iter().find(|r| r["planner"] == p).unwrap();
         let rows =
@@ -179,7 +185,7 @@ fn the_smoke_run_of_every_planner_passes_and_each_folder_validates() {
     let o = harness(&["planners", "--smoke", "--out", &dir.path("table")], &[], &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = String::from_utf8_lossy(&o.stdout);
-    assert_eq!(text.lines().filter(|l| l.split_whitespace().nth(1) == Some("ok")).count(), 5, "{text}");
+    assert_eq!(text.lines().filter(|l| l.split_whitespace().nth(1) == Some("ok")).count(), 6, "{text}");
 }
 
 fn planner_of(folder: &Path) -> Value {

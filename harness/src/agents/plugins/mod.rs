@@ -9,6 +9,7 @@
 //! reported "not probed (remote)".
 
 pub mod smoke;
+mod smoke_mcp;
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};

@@ -7,6 +7,8 @@
 //! - `agent`: the line protocol face on a Unix socket, driven through the socket by a scripted
 //!   agent: the scripted planner's session is the brain (each wake-up's text and each tool
 //!   result go in, its tool calls go out through the socket as `send`, its end of turn as `wait`).
+//! - `mcp`: the MCP face's server on an in-process pipe, spoken to as over stdio by the same
+//!   scripted brain ([`super::smoke_mcp`]).
 //!
 //! Each run folder must agree with the recording contract (`validate_folder`).
 
@@ -29,7 +31,7 @@ use crate::runfolder::validate_folder;
 use crate::scenario::{self, Scenario};
 
 /// The planners the smoke run runs, in order.
-pub const SMOKE_PLANNERS: [&str; 5] = ["scripted", "classical", "openai", "anthropic", "agent"];
+pub const SMOKE_PLANNERS: [&str; 6] = ["scripted", "classical", "openai", "anthropic", "agent", "mcp"];
 
 /// What the smoke run of one planner gave.
 #[derive(Debug, Clone, Serialize)]
@@ -76,7 +78,8 @@ pub fn smoke_all(s: &SmokeSetup) -> Result<Vec<SmokeResult>, String> {
             "scripted" => plain(&sc, &table, &dir, Mode::Checked, &ScriptedClient::new(0.0), "scripted"),
             "classical" => plain(&sc, &table, &dir, Mode::Classical, &ScriptedClient::new(0.0), "openai"),
             "openai" | "anthropic" => through_stub(&sc, &table, &dir, p),
-            _ => through_line(&sc, &table, &dir),
+            "agent" => through_line(&sc, &table, &dir),
+            _ => super::smoke_mcp::through_mcp(&sc, &table, &dir),
         };
         out.push(result(p, r, t0.elapsed().as_secs_f64()));
     }
@@ -99,7 +102,7 @@ fn result(planner: &str, r: Result<RunOutcome, String>, wall_s: f64) -> SmokeRes
     SmokeResult { planner: planner.into(), ok, end, wall_s, folder, detail }
 }
 
-fn options(dir: &Path, mode: Mode, model: &str, planner: PlannerInfo) -> RunOptions {
+pub(super) fn options(dir: &Path, mode: Mode, model: &str, planner: PlannerInfo) -> RunOptions {
     let mut o = RunOptions::new(dir);
     o.mode = mode;
     o.model = model.into();

@@ -25,7 +25,6 @@ pub mod meter;
 
 use std::convert::Infallible;
 use std::io::Write;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -39,6 +38,7 @@ use serde_json::{json, Value};
 
 use self::meter::{protocol_of, Meter};
 use crate::planners::models::config::Resolved;
+use crate::planners::models::http::{error_chain, serve_local, LocalServer};
 use crate::runfolder::proxy::{ProxyCallRow, PROXY_FILE};
 
 /// Where the prices of a call come from.
@@ -76,24 +76,7 @@ pub struct ProxyOptions {
 }
 
 /// A running proxy.
-pub struct Proxy {
-    /// The address it listens on (127.0.0.1).
-    pub addr: SocketAddr,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Proxy {
-    /// The base URL (`http://127.0.0.1:PORT`).
-    pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
+pub type Proxy = LocalServer;
 
 struct Shared {
     opts: ProxyOptions,
@@ -105,23 +88,11 @@ struct Shared {
 /// Starts a proxy on the process's HTTP runtime.
 pub fn start(opts: ProxyOptions) -> std::io::Result<Proxy> {
     let client = reqwest::Client::builder().build().map_err(std::io::Error::other)?;
-    let rt = crate::planners::models::http::runtime();
-    let listener = rt.block_on(tokio::net::TcpListener::bind(("127.0.0.1", opts.port)))?;
-    let addr = listener.local_addr()?;
-    let shared = Arc::new(Shared { opts, client, calls: AtomicU64::new(0), rows: Mutex::new(Vec::new()) });
-    let task = rt.spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else { continue };
-            let _ = stream.set_nodelay(true);
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let svc = hyper::service::service_fn(move |req| handle(shared.clone(), req));
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, svc).await;
-            });
-        }
-    });
-    Ok(Proxy { addr, task })
+    serve_local(
+        opts.port,
+        Arc::new(Shared { opts, client, calls: AtomicU64::new(0), rows: Mutex::new(Vec::new()) }),
+        handle,
+    )
 }
 
 type Body = Either<Full<Bytes>, Channel<Bytes, std::io::Error>>;
@@ -332,17 +303,6 @@ fn error_reply(anthropic: bool, message: &str) -> Response<Body> {
     *r.status_mut() = StatusCode::BAD_GATEWAY;
     r.headers_mut().insert("content-type", hyper::header::HeaderValue::from_static("application/json"));
     r
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
 }
 
 #[cfg(test)]

@@ -126,7 +126,8 @@ pub fn send(
     }
 }
 
-fn error_chain(e: &dyn std::error::Error) -> String {
+/// An error and its sources, joined with ": ".
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {
@@ -135,4 +136,59 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         src = inner.source();
     }
     s
+}
+
+/// A local HTTP/1 server on the process's runtime (the stub model server, the metering proxy):
+/// its address, and its accept loop, stopped when it is dropped.
+pub struct LocalServer {
+    /// The address it listens on (127.0.0.1).
+    pub addr: std::net::SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl LocalServer {
+    /// The base URL (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for LocalServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Serves `handle` (given `shared` and each request) on 127.0.0.1:`port` (0: a free one), one
+/// connection task per client, on the process's runtime.
+pub fn serve_local<S, F, Fut, B, E>(
+    port: u16,
+    shared: std::sync::Arc<S>,
+    handle: F,
+) -> std::io::Result<LocalServer>
+where
+    S: Send + Sync + 'static,
+    F: Fn(std::sync::Arc<S>, hyper::Request<hyper::body::Incoming>) -> Fut + Copy + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<hyper::Response<B>, E>> + Send + 'static,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let rt = runtime();
+    let listener = rt.block_on(tokio::net::TcpListener::bind(("127.0.0.1", port)))?;
+    let addr = listener.local_addr()?;
+    let task = rt.spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { continue };
+            let _ = stream.set_nodelay(true);
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let svc = hyper::service::service_fn(move |req| handle(shared.clone(), req));
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, svc).await;
+            });
+        }
+    });
+    Ok(LocalServer { addr, task })
 }

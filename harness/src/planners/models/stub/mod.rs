@@ -17,7 +17,6 @@ pub mod wire;
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -31,24 +30,7 @@ use self::conv::{Action, Conversations};
 use self::script::Script;
 
 /// A running stub server.
-pub struct Stub {
-    /// The address it listens on.
-    pub addr: SocketAddr,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Stub {
-    /// The base URL (`http://127.0.0.1:PORT`).
-    pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-}
-
-impl Drop for Stub {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
+pub type Stub = super::http::LocalServer;
 
 struct Shared {
     convs: Mutex<Conversations>,
@@ -69,22 +51,7 @@ pub fn start(script: Script, record: Option<&Path>, port: u16) -> std::io::Resul
         record,
         n: Mutex::new(0),
     });
-    let rt = super::http::runtime();
-    let listener = rt.block_on(tokio::net::TcpListener::bind(("127.0.0.1", port)))?;
-    let addr = listener.local_addr()?;
-    let task = rt.spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else { continue };
-            let _ = stream.set_nodelay(true);
-            let shared = shared.clone();
-            tokio::spawn(async move {
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let svc = hyper::service::service_fn(move |req| handle(shared.clone(), req));
-                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, svc).await;
-            });
-        }
-    });
-    Ok(Stub { addr, task })
+    super::http::serve_local(port, shared, handle)
 }
 
 /// Runs the stub server in the foreground until the process is stopped, printing its URL.
