@@ -164,21 +164,7 @@ fn a_canary_key_reaches_the_server_and_no_file_of_the_run_folder() {
         assert!(!String::from_utf8_lossy(&o.stderr).contains(canary));
     }
     assert!(stub.requests().iter().all(|r| r["key_sent"] == true), "every request carried the key");
-    let mut files = 0;
-    let mut stack = vec![dir.join("runs")];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files += 1;
-                let bytes = std::fs::read(&p).unwrap();
-                let hit = bytes.windows(canary.len()).any(|w| w == canary.as_bytes());
-                assert!(!hit, "{} holds the key", p.display());
-            }
-        }
-    }
+    let files = assert_no_file_holds(&dir.join("runs"), canary);
     assert!(files > 10, "the run folders have their rows and frames ({files} files)");
     // Without the variable, the run is refused before it starts.
     let mf = dir.join("k_OpenAi.toml");

@@ -63,25 +63,7 @@ fn assert_no_canary(dir: &Path, texts: &[&str]) -> usize {
     for t in texts {
         assert!(!t.contains(CANARY), "an output holds the key");
     }
-    let mut files = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                files += 1;
-                let bytes = std::fs::read(&p).unwrap();
-                assert!(
-                    !bytes.windows(CANARY.len()).any(|w| w == CANARY.as_bytes()),
-                    "{} holds the key",
-                    p.display()
-                );
-            }
-        }
-    }
-    files
+    assert_no_file_holds(dir, CANARY)
 }
 
 #[test]

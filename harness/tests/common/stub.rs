@@ -176,3 +176,24 @@ pub fn run_stub(
 pub fn script(turns: Value) -> Value {
     json!({"then": "scripted", "turns": turns})
 }
+
+/// Asserts that no file below `dir` holds `needle` (a key canary); returns how many files it read.
+#[allow(dead_code)] // not every test binary that has this module uses it
+pub fn assert_no_file_holds(dir: &Path, needle: &str) -> usize {
+    let mut files = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                files += 1;
+                let bytes = std::fs::read(&p).unwrap();
+                let hit = bytes.windows(needle.len()).any(|w| w == needle.as_bytes());
+                assert!(!hit, "{} holds the key", p.display());
+            }
+        }
+    }
+    files
+}

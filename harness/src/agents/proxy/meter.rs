@@ -107,27 +107,21 @@ impl Meter {
                     _ => return,
                 };
                 let got = usage_of("anthropic", u);
-                let keep = |new: u64, present: bool, old: u64| if present { new } else { old };
+                // A field the event leaves out keeps the value an earlier event gave.
+                let pick = |key: &str, new: u64, old: u64| if u.get(key).is_some() { new } else { old };
+                let old = self.usage;
                 self.usage = Usage {
-                    input_tokens: keep(
-                        got.input_tokens,
-                        u.get("input_tokens").is_some(),
-                        self.usage.input_tokens,
-                    ),
-                    output_tokens: keep(
-                        got.output_tokens,
-                        u.get("output_tokens").is_some(),
-                        self.usage.output_tokens,
-                    ),
-                    cache_read_tokens: keep(
+                    input_tokens: pick("input_tokens", got.input_tokens, old.input_tokens),
+                    output_tokens: pick("output_tokens", got.output_tokens, old.output_tokens),
+                    cache_read_tokens: pick(
+                        "cache_read_input_tokens",
                         got.cache_read_tokens,
-                        u.get("cache_read_input_tokens").is_some(),
-                        self.usage.cache_read_tokens,
+                        old.cache_read_tokens,
                     ),
-                    cache_write_tokens: keep(
+                    cache_write_tokens: pick(
+                        "cache_creation_input_tokens",
                         got.cache_write_tokens,
-                        u.get("cache_creation_input_tokens").is_some(),
-                        self.usage.cache_write_tokens,
+                        old.cache_write_tokens,
                     ),
                 };
             }
