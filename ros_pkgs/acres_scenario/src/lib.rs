@@ -106,7 +106,7 @@ pub struct Scenario {
     pub limits_given: std::collections::BTreeSet<String>,
     /// Options of the skill server.
     pub server: ServerOptions,
-    /// Folders of learned skills; always empty until plugins exist.
+    /// Folders of learned skills, relative to the scenario file (`acres_vehicle::learned` loads them).
     pub skills: Vec<String>,
     /// The local planner; always `default` (the built-in driver) until plugins exist.
     pub local_planner: String,

@@ -6,13 +6,16 @@
 //! - [`follower`]: the built-in path follower (pure pursuit and a speed profile).
 //! - [`shield`]: passes or holds each command; never rewrites one.
 //! - [`trajectory`]: refuses routes that leave the corridor.
-//! - [`skills`]: the skill server (goto, scout, return_home, wait, stop, resume).
+//! - [`skills`]: the skill server (goto, scout, return_home, wait, stop, resume, and the
+//!   scenario's learned skills).
+//! - [`learned`]: learned skills (skill.toml + policy.onnx, run in-process by tract).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::dbg_macro, clippy::todo)]
 
 pub mod follower;
+pub mod learned;
 pub mod messages;
 #[cfg(feature = "ros")]
 pub mod node;

@@ -43,6 +43,11 @@ fn run(args: RosArgs) -> anyhow::Result<()> {
     }
     let shutdown = Shutdown::install().context("signal handler")?;
     let node = RosNode::new(args, RosEnv::from_env()?).context("ROS node")?;
-    VehicleNode::new(node, params, sc.map_data.clone(), opts).context("endpoints")?.run(&shutdown);
+    // The scenario's learned skills, loaded (policies optimised) once, before any goal.
+    let learned = acres_vehicle::learned::scenario_skills(&sc).map_err(|e| anyhow::anyhow!("{e}"))?;
+    VehicleNode::new(node, params, sc.map_data.clone(), opts)
+        .context("endpoints")?
+        .with_learned(learned)
+        .run(&shutdown);
     Ok(())
 }

@@ -156,6 +156,12 @@ impl VehicleNode {
         })
     }
 
+    /// With the scenario's learned skills ([`crate::learned::scenario_skills`]).
+    pub fn with_learned(mut self, skills: Vec<Arc<crate::learned::LearnedSkill>>) -> Self {
+        self.server.add_learned(skills);
+        self
+    }
+
     /// Runs until a signal.
     pub fn run(mut self, shutdown: &Shutdown) {
         info!(skills = self.params.skills, on_cancel = ?self.params.on_cancel, "vehicle node running");
