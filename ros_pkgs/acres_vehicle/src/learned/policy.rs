@@ -57,9 +57,10 @@ impl Policy {
     pub fn run(&self, obs: &[f32]) -> Result<[f32; 2], String> {
         let input = Tensor::from_shape(&[1, self.inputs], obs).map_err(|e| format!("the input: {e}"))?;
         let out = self.plan.run(tvec!(input.into())).map_err(|e| format!("the policy failed: {e:#}"))?;
-        let v = out[0].as_slice::<f32>().map_err(|e| format!("the policy's output: {e}"))?;
-        match v {
-            [speed, yaw] => Ok([*speed, *yaw]),
+        let view = out[0].to_plain_array_view::<f32>().map_err(|e| format!("the policy's output: {e}"))?;
+        let v: Vec<f32> = view.iter().copied().collect();
+        match v[..] {
+            [speed, yaw] => Ok([speed, yaw]),
             _ => Err(format!("the policy gave {} numbers, not 2", v.len())),
         }
     }
