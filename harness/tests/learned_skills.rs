@@ -28,7 +28,8 @@ fn text(o: &Output) -> String {
 fn the_edge_pass_scenario_runs_to_success_with_the_learned_skill_and_replays() {
     let tmp = TempDir::new("learned");
     let out = tmp.path("runs");
-    let o = harness(&["run", "--scenario", SCENARIO, "--model", "scripted", "--mode", "checked", "--out", &out]);
+    let o =
+        harness(&["run", "--scenario", SCENARIO, "--model", "scripted", "--mode", "checked", "--out", &out]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("1 runs, 1 succeeded"), "{}", text(&o));
     let folder = std::fs::read_dir(&out).unwrap().next().unwrap().unwrap().path();
@@ -39,7 +40,12 @@ fn the_edge_pass_scenario_runs_to_success_with_the_learned_skill_and_replays() {
         .collect();
     // The run row lists the learned skill's tool with its own schema.
     let run = rows.iter().find(|r| r["type"] == "run").unwrap();
-    let tool = run["tools"].as_array().unwrap().iter().find(|t| t["name"] == "edge_pass").expect("edge_pass is a tool");
+    let tool = run["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "edge_pass")
+        .expect("edge_pass is a tool");
     assert_eq!(tool["input_schema"]["required"], serde_json::json!(["field"]));
     // The planner called it, and it ended succeeded after scouting F55.
     assert!(rows.iter().any(|r| r["type"] == "tool" && r["name"] == "edge_pass"), "no edge_pass call");
@@ -66,7 +72,13 @@ fn tools_exports_the_learned_skill_in_every_style() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|d| d.pointer("/function/name").or(d.get("name")).and_then(Value::as_str).unwrap_or("").to_string())
+            .map(|d| {
+                d.pointer("/function/name")
+                    .or(d.get("name"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            })
             .collect();
         assert!(names.contains(&"edge_pass".to_string()), "{style}: {names:?}");
     }
@@ -78,7 +90,9 @@ fn a_bad_skill_folder_is_refused_before_anything_runs() {
     let dir = std::path::PathBuf::from(tmp.path("sc"));
     std::fs::create_dir_all(dir.join("edge_pass")).unwrap();
     let skill = root().join("scenarios/learned/edge_pass");
-    let toml = std::fs::read_to_string(skill.join("skill.toml")).unwrap().replace("margin_m = 8.0", "margin_m = -1.0");
+    let toml = std::fs::read_to_string(skill.join("skill.toml"))
+        .unwrap()
+        .replace("margin_m = 8.0", "margin_m = -1.0");
     std::fs::write(dir.join("edge_pass/skill.toml"), toml).unwrap();
     std::fs::copy(skill.join("policy.onnx"), dir.join("edge_pass/policy.onnx")).unwrap();
     std::fs::copy(root().join(SCENARIO), dir.join("edge_pass_f55.json")).unwrap();

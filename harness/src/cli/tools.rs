@@ -45,7 +45,8 @@ pub fn run(a: ToolsArgs) -> Result<(), Failure> {
     }
     let mut tools = crate::tools::tools_for(a.mode, a.profile, a.operator);
     if let Some(file) = &a.scenario {
-        let maps = a.maps.clone().unwrap_or_else(|| file.parent().unwrap_or(std::path::Path::new(".")).join("maps"));
+        let maps =
+            a.maps.clone().unwrap_or_else(|| file.parent().unwrap_or(std::path::Path::new(".")).join("maps"));
         let sc = crate::scenario::load(file, &maps).map_err(|e| Failure::input(e.to_string()))?;
         let skills =
             acres_vehicle::learned::scenario_skills(&sc).map_err(|e| Failure::input(e.to_string()))?;

@@ -281,7 +281,10 @@ impl ScriptedSession {
                     self.cont = Cont::Dispatch;
                     match &self.learned_scout {
                         Some(name) => Act::Call(name.clone(), json!({"field": f})),
-                        None => Act::Calls(vec![("dispatch", json!({"skill": "scout", "arguments": {"field": f}}))]),
+                        None => Act::Calls(vec![(
+                            "dispatch",
+                            json!({"skill": "scout", "arguments": {"field": f}}),
+                        )]),
                     }
                 }
                 ("scout" | "learned", Phase::Scouting(f)) => {

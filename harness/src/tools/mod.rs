@@ -132,7 +132,12 @@ pub fn learned_tools(skills: &[std::sync::Arc<acres_vehicle::learned::LearnedSki
 /// per learned skill of the scenario. The skills were checked when the scenario was loaded
 /// (a bad folder is an input error before anything runs); one that cannot be loaded now is
 /// left out (its requests are then rejected by the skill server).
-pub fn scenario_tools(mode: Mode, profile: Profile, operator: bool, sc: &crate::scenario::Scenario) -> Vec<ToolDef> {
+pub fn scenario_tools(
+    mode: Mode,
+    profile: Profile,
+    operator: bool,
+    sc: &crate::scenario::Scenario,
+) -> Vec<ToolDef> {
     let mut tools = tools_for(mode, profile, operator);
     if mode != Mode::Classical {
         tools.extend(learned_tools(&acres_vehicle::learned::scenario_skills(sc).unwrap_or_default()));

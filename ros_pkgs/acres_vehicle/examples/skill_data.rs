@@ -30,10 +30,12 @@ fn main() {
         std::process::exit(2);
     }
     let toml_file = Path::new(&args[0]).join("skill.toml");
-    let text = std::fs::read_to_string(&toml_file).unwrap_or_else(|e| fail(&format!("{}: {e}", toml_file.display())));
+    let text = std::fs::read_to_string(&toml_file)
+        .unwrap_or_else(|e| fail(&format!("{}: {e}", toml_file.display())));
     let spec = spec::parse(&text, &toml_file).unwrap_or_else(|e| fail(&e.to_string()));
     let map = Arc::new(Map::load(Path::new(&args[1])).unwrap_or_else(|e| fail(&e.to_string())));
-    let caps: Vec<f64> = args[3].split(',').map(|c| c.parse().unwrap_or_else(|_| fail("a cap is not a number"))).collect();
+    let caps: Vec<f64> =
+        args[3].split(',').map(|c| c.parse().unwrap_or_else(|_| fail("a cap is not a number"))).collect();
     let names: Vec<&str> = spec.observation.iter().map(|o| o.as_str()).collect();
     println!("{},cmd_speed_mps,cmd_yaw_rate_rps", names.join(","));
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
@@ -75,7 +77,13 @@ fn drive(map: &Arc<Map>, field: &str, cap: f64, rng: Option<&mut u64>, spec: &sp
         let o = world.odometry();
         follower.track(&o.pose);
         let cmd = follower.command(map, &o.pose, o.speed_mps, limits, Some(cap));
-        let input = ObsInput { route: &follower, pose: o.pose, speed_mps: o.speed_mps, cap_mps: cap, ahead_m: f64::INFINITY };
+        let input = ObsInput {
+            route: &follower,
+            pose: o.pose,
+            speed_mps: o.speed_mps,
+            cap_mps: cap,
+            ahead_m: f64::INFINITY,
+        };
         let x = observe(&spec.observation, &input);
         let row: Vec<String> = x.iter().map(|v| format!("{v:.6}")).collect();
         println!("{},{:.6},{:.6}", row.join(","), cmd.speed_mps, cmd.yaw_rate_rps);

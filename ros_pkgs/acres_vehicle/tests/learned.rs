@@ -53,7 +53,8 @@ fn setup(field: &str, skill: &Path, blocked_s: f64) -> (World, SkillServer) {
     let f = &map.fields[field];
     let path = scout_path(&map, field).unwrap();
     let yaw = path.points[1].sub(path.points[0]).yaw();
-    let mut cfg = WorldConfig::new(map.clone(), Condition::Dry, Pose { x: f.entry_pos.x, y: f.entry_pos.y, yaw });
+    let mut cfg =
+        WorldConfig::new(map.clone(), Condition::Dry, Pose { x: f.entry_pos.x, y: f.entry_pos.y, yaw });
     cfg.lidar = None;
     let mut opts = ServerOptions::new(Condition::Dry.speed_limits());
     opts.blocked_s = blocked_s;
@@ -69,9 +70,16 @@ fn obs(w: &World) -> Observation {
 
 /// Requests edge_pass of `field` and steps until it ends (or `max_t_s`); its end event and all
 /// events. `ahead_m` is the obstacle distance fed to the shield each tick.
-fn run(field: &str, skill: &Path, ahead_m: f32, blocked_s: f64, max_t_s: f64) -> (SkillEvent, Vec<SkillEvent>) {
+fn run(
+    field: &str,
+    skill: &Path,
+    ahead_m: f32,
+    blocked_s: f64,
+    max_t_s: f64,
+) -> (SkillEvent, Vec<SkillEvent>) {
     let (mut w, mut server) = setup(field, skill, blocked_s);
-    let reply = server.request(&SkillRequest { field: Some(field.into()), ..SkillRequest::learned("edge_pass") }, &obs(&w));
+    let reply = server
+        .request(&SkillRequest { field: Some(field.into()), ..SkillRequest::learned("edge_pass") }, &obs(&w));
     assert!(reply.accepted, "{reply:?}");
     assert_eq!(reply.skill, Some(SkillKind::Learned));
     let mut events = Vec::new();
@@ -107,7 +115,11 @@ fn max_s_ends_it_with_timeout() {
 
 #[test]
 fn leaving_the_scope_ends_it_with_region_exit() {
-    let dir = folder("region", &fixture("straight.onnx"), &[("field = \"$field\"\nmargin_m = 8.0", "radius_m = 6.0")]);
+    let dir = folder(
+        "region",
+        &fixture("straight.onnx"),
+        &[("field = \"$field\"\nmargin_m = 8.0", "radius_m = 6.0")],
+    );
     let (end, _) = run("F55", &dir, f32::INFINITY, 60.0, 60.0);
     assert_eq!(end.code, Some(ResultCode::RegionExit), "{end:?}");
     assert!(end.cause.as_deref().unwrap().contains("6 m around"), "{end:?}");
@@ -131,7 +143,11 @@ fn a_failing_policy_ends_it_with_reactive_fault() {
 #[test]
 fn a_policy_over_its_tick_budget_ends_it_with_reactive_fault() {
     // A budget of one nanosecond: no inference is that fast, so the first tick trips it.
-    let dir = folder("budget", &shipped().join("policy.onnx"), &[("max_s = 1500.0", "max_s = 1500.0\ntick_budget_ms = 0.000001")]);
+    let dir = folder(
+        "budget",
+        &shipped().join("policy.onnx"),
+        &[("max_s = 1500.0", "max_s = 1500.0\ntick_budget_ms = 0.000001")],
+    );
     let (end, _) = run("F55", &dir, f32::INFINITY, 60.0, 60.0);
     assert_eq!(end.code, Some(ResultCode::ReactiveFault), "{end:?}");
     assert!(end.cause.as_deref().unwrap().contains("over its budget"), "{end:?}");
@@ -166,18 +182,34 @@ fn tract_gives_the_training_scripts_outputs() {
 fn bad_skill_folders_are_refused_with_file_line_and_key() {
     let p = shipped().join("policy.onnx");
     let cases: [(&str, &[(&str, &str)], &str); 5] = [
-        ("name", &[("name = \"edge_pass\"", "name = \"Edge\"")], "skill.toml:3: at name: \"Edge\" is not a tool name"),
+        (
+            "name",
+            &[("name = \"edge_pass\"", "name = \"Edge\"")],
+            "skill.toml:3: at name: \"Edge\" is not a tool name",
+        ),
         ("taken", &[("name = \"edge_pass\"", "name = \"scout\"")], "at name: \"scout\" is already a tool"),
-        ("obs", &[("\"remaining_m\"]", "\"altitude_m\"]")], "at observation: observation[4]: unknown field \"altitude_m\""),
+        (
+            "obs",
+            &[("\"remaining_m\"]", "\"altitude_m\"]")],
+            "at observation: observation[4]: unknown field \"altitude_m\"",
+        ),
         ("scope", &[("margin_m = 8.0", "margin_m = 8.0\nradius_m = 3.0")], "at scope: give exactly one of"),
-        ("args", &[("[arguments.properties.speed_cap_mps]", "[arguments.properties.lane]")], "at arguments.properties.lane: unknown argument"),
+        (
+            "args",
+            &[("[arguments.properties.speed_cap_mps]", "[arguments.properties.lane]")],
+            "at arguments.properties.lane: unknown argument",
+        ),
     ];
     for (tag, edits, want) in cases {
         let e = LearnedSkill::load(&folder(tag, &p, edits)).unwrap_err().to_string();
         assert!(e.contains(want), "{tag}: {e}");
     }
     // A policy whose input does not fit the observation's length.
-    let dir = folder("inputs", &fixture("straight.onnx"), &[("\"lookahead_y_m\", \"remaining_m\"]", "\"lookahead_y_m\"]")]);
+    let dir = folder(
+        "inputs",
+        &fixture("straight.onnx"),
+        &[("\"lookahead_y_m\", \"remaining_m\"]", "\"lookahead_y_m\"]")],
+    );
     let e = LearnedSkill::load(&dir).unwrap_err().to_string();
     assert!(e.contains("policy.onnx: at $: the model cannot be loaded for an input [1, 4]"), "{e}");
     // A syntax error names its line.

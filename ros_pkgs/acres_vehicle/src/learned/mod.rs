@@ -87,7 +87,10 @@ pub fn scenario_skills(sc: &acres_scenario::Scenario) -> Result<Vec<Arc<LearnedS
             return Err(LearnedError {
                 file: skill.dir.join(SPEC_FILE),
                 key: "name".into(),
-                line: spec::line_of(&std::fs::read_to_string(skill.dir.join(SPEC_FILE)).unwrap_or_default(), "name"),
+                line: spec::line_of(
+                    &std::fs::read_to_string(skill.dir.join(SPEC_FILE)).unwrap_or_default(),
+                    "name",
+                ),
                 message: format!("\"{}\" is already the name of {}", skill.name(), first.dir.display()),
             });
         }

@@ -145,7 +145,13 @@ pub fn parse(text: &str, file: &Path) -> Result<SkillSpec, LearnedError> {
         && raw.name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && raw.name.len() <= 64;
     if !name_ok {
-        return Err(fault("name", format!("\"{}\" is not a tool name: lower-case letters, digits and _, starting with a letter", raw.name)));
+        return Err(fault(
+            "name",
+            format!(
+                "\"{}\" is not a tool name: lower-case letters, digits and _, starting with a letter",
+                raw.name
+            ),
+        ));
     }
     if TAKEN.contains(&raw.name.as_str()) {
         return Err(fault("name", format!("\"{}\" is already a tool or a built-in skill", raw.name)));
@@ -185,7 +191,10 @@ pub fn parse(text: &str, file: &Path) -> Result<SkillSpec, LearnedError> {
     }
     let needs_field = raw.route.kind == RouteKind::ScoutLoop;
     if needs_field && !required(&arguments).contains(&"field") {
-        return Err(fault("arguments.required", "the route scout_loop needs the argument \"field\" (required)".into()));
+        return Err(fault(
+            "arguments.required",
+            "the route scout_loop needs the argument \"field\" (required)".into(),
+        ));
     }
     Ok(SkillSpec {
         name: raw.name,
@@ -235,7 +244,10 @@ fn arguments(t: &toml::Table) -> Result<Value, (String, String)> {
 }
 
 fn required(schema: &Value) -> Vec<&str> {
-    schema.get("required").and_then(Value::as_array).map_or(Vec::new(), |a| a.iter().filter_map(Value::as_str).collect())
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map_or(Vec::new(), |a| a.iter().filter_map(Value::as_str).collect())
 }
 
 fn scope(s: &ScopeSpec, arguments: &Value) -> Result<(), (String, String)> {

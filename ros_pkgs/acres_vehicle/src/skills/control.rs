@@ -108,7 +108,11 @@ impl SkillServer {
                 if let Some(since) = m.hold_since.take() {
                     shield_event = Some((
                         EventName::ShieldRelease,
-                        EventDetail::Release { held_s: obs.t_s - since, ahead_m: finite(self.ahead_m), why: None },
+                        EventDetail::Release {
+                            held_s: obs.t_s - since,
+                            ahead_m: finite(self.ahead_m),
+                            why: None,
+                        },
                     ));
                 }
                 out = cmd;

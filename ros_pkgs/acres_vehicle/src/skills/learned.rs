@@ -82,7 +82,10 @@ impl SkillServer {
             (None, r) => Scope::Circle { centre: obs.pose.pos(), radius_m: r.unwrap_or(0.0) },
         };
         if !self.in_scope(&scope, obs.pose.pos()) {
-            return self.reject(Some(kind), format!("{name}: the vehicle is not in its scope ({})", scope.describe()));
+            return self.reject(
+                Some(kind),
+                format!("{name}: the vehicle is not in its scope ({})", scope.describe()),
+            );
         }
         let (route, span, covers) = match spec.route.kind {
             RouteKind::ScoutLoop => {
@@ -94,7 +97,8 @@ impl SkillServer {
             }
         };
         let cap_mps = req.speed_cap_mps.unwrap_or(spec.route.default_speed_mps);
-        let reply = self.start_motion(kind, route, 0.0, Some(cap_mps), name.clone(), Some(covers), Some(span));
+        let reply =
+            self.start_motion(kind, route, 0.0, Some(cap_mps), name.clone(), Some(covers), Some(span));
         if let Some(Running { active: Active::Motion(m), .. }) = &mut self.running {
             m.learned = Some(Box::new(LearnedRun { skill, cap_mps, scope, started_s: obs.t_s }));
         }
@@ -111,14 +115,24 @@ impl SkillServer {
     }
 
     /// One tick of a learned motion: its end, or the policy's command for the shield.
-    pub(super) fn learned_command(&mut self, m: &mut Motion, obs: &Observation) -> Result<Twist, (ResultCode, String)> {
+    pub(super) fn learned_command(
+        &mut self,
+        m: &mut Motion,
+        obs: &Observation,
+    ) -> Result<Twist, (ResultCode, String)> {
         let l = m.learned.as_deref().expect("a learned motion");
         let spec = &l.skill.spec;
         if obs.t_s - l.started_s >= spec.max_s {
-            return Err((ResultCode::Timeout, format!("{} ran for its max_s of {} s", spec.name, spec.max_s)));
+            return Err((
+                ResultCode::Timeout,
+                format!("{} ran for its max_s of {} s", spec.name, spec.max_s),
+            ));
         }
         if !self.in_scope(&l.scope, obs.pose.pos()) {
-            return Err((ResultCode::RegionExit, format!("{} left its scope ({})", spec.name, l.scope.describe())));
+            return Err((
+                ResultCode::RegionExit,
+                format!("{} left its scope ({})", spec.name, l.scope.describe()),
+            ));
         }
         let done = m.follower.progress();
         if done >= spec.success.route_fraction {
@@ -138,17 +152,24 @@ impl SkillServer {
         let ms = t0.elapsed().as_secs_f64() * 1e3;
         let [speed, yaw] = ran.map_err(|e| (ResultCode::ReactiveFault, format!("{}: {e}", spec.name)))?;
         if ms > spec.tick_budget_ms {
-            let cause = format!("{}: the policy took {ms:.3} ms, over its budget of {} ms a tick", spec.name, spec.tick_budget_ms);
+            let cause = format!(
+                "{}: the policy took {ms:.3} ms, over its budget of {} ms a tick",
+                spec.name, spec.tick_budget_ms
+            );
             return Err((ResultCode::ReactiveFault, cause));
         }
         if !(speed.is_finite() && yaw.is_finite()) {
-            return Err((ResultCode::ReactiveFault, format!("{}: the policy gave a non-finite command ({speed}, {yaw})", spec.name)));
+            return Err((
+                ResultCode::ReactiveFault,
+                format!("{}: the policy gave a non-finite command ({speed}, {yaw})", spec.name),
+            ));
         }
         let cmd = Twist { speed_mps: f64::from(speed), yaw_rate_rps: f64::from(yaw) };
         let in_field = self.map.field_at(obs.pose.pos()).is_some();
         let limit_mps = if in_field { self.opts.limits.field_mps } else { self.opts.limits.lane_mps };
-        within_limits(cmd, obs.speed_mps, limit_mps, self.opts.follower.max_curvature)
-            .map_err(|why| (ResultCode::Failed, format!("{}: the shield refused the command: {why}", spec.name)))?;
+        within_limits(cmd, obs.speed_mps, limit_mps, self.opts.follower.max_curvature).map_err(|why| {
+            (ResultCode::Failed, format!("{}: the shield refused the command: {why}", spec.name))
+        })?;
         Ok(cmd)
     }
 }

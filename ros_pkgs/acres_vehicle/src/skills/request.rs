@@ -124,7 +124,11 @@ impl SkillServer {
 
     /// The route of a scout of `field` from the vehicle at its entry, with the arc-length span
     /// of the Scout loop on it; the cause when the field is unknown or the vehicle not at its entry.
-    pub(super) fn scout_route(&self, field: &str, obs: &Observation) -> Result<(Polyline, (f64, f64)), String> {
+    pub(super) fn scout_route(
+        &self,
+        field: &str,
+        obs: &Observation,
+    ) -> Result<(Polyline, (f64, f64)), String> {
         let Some(f) = self.map.fields.get(field) else {
             return Err(format!("unknown field \"{field}\""));
         };
