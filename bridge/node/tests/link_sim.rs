@@ -14,7 +14,11 @@ use std::time::{Duration, Instant};
 
 use util::*;
 
-/// Runs a scenario; its rows.
+/// The rate of every scenario here but `link_sim_f56` (which runs at link_sim.sh's default,
+/// 5 × real time): 10 × real time halves the step's time (about 50 to 90 s a scenario here).
+const FAST: u32 = 10;
+
+/// Runs a scenario at link_sim.sh's default rate; its rows.
 fn run(name: &str) -> Vec<serde_json::Value> {
     run_at(name, None)
 }
@@ -60,7 +64,7 @@ fn link_sim_f56_succeeds_and_validates() {
 fn the_other_link_scenarios_succeed() {
     require_netns();
     for name in ["link_sim_f53", "link_sim_two_fields"] {
-        run(name);
+        run_at(name, Some(FAST));
     }
 }
 
@@ -68,7 +72,7 @@ fn the_other_link_scenarios_succeed() {
 #[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
 fn the_truck_on_the_lane_gives_returns_on_route_rows() {
     require_netns();
-    let rows = run("link_sim_truck_on_lane");
+    let rows = run_at("link_sim_truck_on_lane", Some(FAST));
     let on_route: Vec<_> = rows.iter().filter(|r| r["type"] == "returns_on_route").collect();
     eprintln!("returns_on_route rows: {}; first: {:?}", on_route.len(), on_route.first());
     assert!(!on_route.is_empty(), "no returns_on_route row: the route ahead did not come over the link");
@@ -82,8 +86,7 @@ fn the_truck_on_the_lane_gives_returns_on_route_rows() {
 #[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
 fn the_vehicle_node_steers_with_the_scenarios_local_planner() {
     require_netns();
-    // At 10 × real time (about 60 s here; 100 s at the default 5 ×).
-    let rows = run_at("link_sim_f53_pure_pursuit", Some(10));
+    let rows = run_at("link_sim_f53_pure_pursuit", Some(FAST));
     let ends: Vec<_> = rows.iter().filter(|r| r["type"] == "event" && r["name"] == "skill_ended").collect();
     assert!(ends.len() >= 3 && ends.iter().all(|r| r["code"] == "succeeded"), "{ends:?}");
 }

@@ -115,6 +115,7 @@ pub fn prepare(a: &AgentRunArgs, face: &str) -> Result<Prepared, Failure> {
     let maps = a.maps.clone().unwrap_or_else(|| maps_dir(&inputs));
     let mut scenarios = scenario::load_all(&inputs, &maps).map_err(|e| Failure::input(e.to_string()))?;
     let sc = scenarios.pop().ok_or_else(|| Failure::input("no scenario in the given file"))?;
+    acres_vehicle::learned::scenario_skills(&sc).map_err(|e| Failure::input(e.to_string()))?;
     let table = CostTable::load(&costs_dir(), &sc.map_data.name, sc.condition.as_str())
         .map_err(|e| Failure::input(e.to_string()))?;
     let mut opts = RunOptions::new(&a.out);
@@ -130,7 +131,7 @@ pub fn prepare(a: &AgentRunArgs, face: &str) -> Result<Prepared, Failure> {
     effective_recovery(&sc, &opts).map_err(Failure::from)?;
     std::fs::create_dir_all(&a.out)
         .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
-    let mut tools = crate::tools::tools_for(a.mode, a.profile, a.operator);
+    let mut tools = crate::tools::scenario_tools(a.mode, a.profile, a.operator, &sc);
     if a.read_only {
         tools.retain(|t| READ_ONLY_TOOLS.contains(&t.name.as_str()));
     }

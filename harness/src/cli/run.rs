@@ -232,6 +232,10 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     if scenarios.is_empty() {
         return Err(Failure::input("no scenario in the given files or folders"));
     }
+    for sc in &scenarios {
+        // Learned skill folders: a bad one is bad input, before anything runs.
+        acres_vehicle::learned::scenario_skills(sc).map_err(|e| Failure::input(e.to_string()))?;
+    }
     let tables = load_tables(&scenarios)?;
     let mc = &model.config;
     let opts = RunOptions {

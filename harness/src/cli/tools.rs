@@ -5,6 +5,7 @@
 //! acres-harness tools --style openai --mode checked
 //! acres-harness tools --style anthropic --mode text --profile simulator --operator
 //! acres-harness tools --style mcp
+//! acres-harness tools --style openai --scenario scenarios/learned/edge_pass_f55.json
 //! ```
 
 use clap::Args;
@@ -29,6 +30,12 @@ pub struct ToolsArgs {
     /// Include the tool ask_operator.
     #[arg(long)]
     pub operator: bool,
+    /// A scenario whose learned skills (its `skills`) are added as tools.
+    #[arg(long)]
+    pub scenario: Option<std::path::PathBuf>,
+    /// The maps folder of --scenario (default: `maps` beside the scenario file).
+    #[arg(long)]
+    pub maps: Option<std::path::PathBuf>,
 }
 
 /// Prints the definitions as one JSON array.
@@ -36,7 +43,15 @@ pub fn run(a: ToolsArgs) -> Result<(), Failure> {
     if a.mode == Mode::Classical {
         return Err(Failure::input("tools --mode classical: the classical planner has no tools"));
     }
-    let tools = crate::tools::tools_for(a.mode, a.profile, a.operator);
+    let mut tools = crate::tools::tools_for(a.mode, a.profile, a.operator);
+    if let Some(file) = &a.scenario {
+        let maps =
+            a.maps.clone().unwrap_or_else(|| file.parent().unwrap_or(std::path::Path::new(".")).join("maps"));
+        let sc = crate::scenario::load(file, &maps).map_err(|e| Failure::input(e.to_string()))?;
+        let skills =
+            acres_vehicle::learned::scenario_skills(&sc).map_err(|e| Failure::input(e.to_string()))?;
+        tools.extend(crate::tools::learned_tools(&skills));
+    }
     let out = export(&tools, a.style);
     println!("{}", serde_json::to_string_pretty(&out).map_err(|e| Failure::input(e.to_string()))?);
     Ok(())

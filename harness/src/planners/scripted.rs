@@ -5,6 +5,8 @@
 //! resumes when they are gone, skips a field that stays blocked, follows operator requests to
 //! come home, and comes home. Each call takes `think_s` seconds of mission time, so the charging
 //! of thinking time is exercised.
+//! A scenario with a learned skill that takes a field (`edge_pass`) has it scout the fields
+//! instead of `scout`.
 //!
 //! It speaks only through the session interface: wake messages (their JSON line) and tool
 //! results (JSON objects) in, tool calls out — as a language model would.
@@ -83,6 +85,8 @@ enum Cont {
 
 enum Act {
     Calls(Vec<(&'static str, Value)>),
+    /// One call of a tool named at run time (a learned skill's).
+    Call(String, Value),
     End(String),
 }
 
@@ -101,12 +105,27 @@ pub struct ScriptedSession {
     phase: Phase,
     home_after: bool,
     waited_s: f64,
+    /// A learned skill that scouts a field (its tool requires `field`): used instead of `scout`.
+    learned_scout: Option<String>,
 }
 
 impl ScriptedSession {
     /// A session that thinks `think_s` mission seconds per call, with these tools.
     pub fn new(think_s: f64, tools: &[ToolDef]) -> Self {
-        ScriptedSession { think_s, has_plan: tools.iter().any(|t| t.name == "plan"), ..Default::default() }
+        const BUILT_IN: [&str; 6] = ["look", "read", "plan", "dispatch", "note", "ask_operator"];
+        let learned_scout = tools
+            .iter()
+            .find(|t| {
+                !BUILT_IN.contains(&t.name.as_str())
+                    && t.input_schema["required"].as_array().is_some_and(|r| r.contains(&json!("field")))
+            })
+            .map(|t| t.name.clone());
+        ScriptedSession {
+            think_s,
+            has_plan: tools.iter().any(|t| t.name == "plan"),
+            learned_scout,
+            ..Default::default()
+        }
     }
 }
 
@@ -156,6 +175,13 @@ impl ScriptedSession {
             Act::End(t) => {
                 self.cont = Cont::None;
                 (t, Vec::new(), Stop::End)
+            }
+            Act::Call(name, arguments) => {
+                self.pending.clear();
+                self.calls += 1;
+                let id = format!("call_{}", self.calls);
+                self.pending.push(id.clone());
+                (String::new(), vec![ToolCall { id, name, arguments }], Stop::ToolUse)
             }
             Act::Calls(calls) => {
                 self.pending.clear();
@@ -253,9 +279,15 @@ impl ScriptedSession {
                 ("goto", Phase::Going(f)) => {
                     self.phase = Phase::Scouting(f.clone());
                     self.cont = Cont::Dispatch;
-                    Act::Calls(vec![("dispatch", json!({"skill": "scout", "arguments": {"field": f}}))])
+                    match &self.learned_scout {
+                        Some(name) => Act::Call(name.clone(), json!({"field": f})),
+                        None => Act::Calls(vec![(
+                            "dispatch",
+                            json!({"skill": "scout", "arguments": {"field": f}}),
+                        )]),
+                    }
                 }
-                ("scout", Phase::Scouting(f)) => {
+                ("scout" | "learned", Phase::Scouting(f)) => {
                     self.order.retain(|g| *g != f);
                     self.waited_s = 0.0;
                     self.phase = Phase::Idle;

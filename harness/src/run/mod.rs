@@ -210,7 +210,7 @@ pub fn run_scenario(
         }
     };
     let recovery = effective_recovery(sc, opts)?;
-    let tools = crate::tools::tools_for(opts.mode, opts.profile, opts.operator);
+    let tools = crate::tools::scenario_tools(opts.mode, opts.profile, opts.operator, sc);
     let system = system_text(sc, opts.mode, opts.profile);
     let limits = effective_limits(sc, opts);
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);

@@ -29,6 +29,33 @@ pub enum Call {
     Note(NoteArgs),
     /// `ask_operator`: ask the operator.
     AskOperator(AskOperatorArgs),
+    /// A learned skill's tool: ask the skill server for it.
+    Learned(LearnedArgs),
+}
+
+/// The call of a learned skill's tool: its name and its arguments (a subset of the skill
+/// arguments, as its schema allows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnedArgs {
+    /// The skill's (tool) name.
+    pub name: String,
+    /// Its arguments.
+    pub arguments: SkillArgs,
+}
+
+impl LearnedArgs {
+    /// The skill server's request of this call.
+    pub fn request(&self) -> SkillRequest {
+        let a = &self.arguments;
+        SkillRequest {
+            skill: Some(SkillKind::Learned),
+            place: a.place.clone(),
+            field: a.field.clone(),
+            seconds: a.seconds,
+            speed_cap_mps: a.speed_cap_mps,
+            name: Some(self.name.clone()),
+        }
+    }
 }
 
 /// The view `look` asks for.
@@ -151,6 +178,7 @@ impl DispatchArgs {
             field: a.field.clone(),
             seconds: a.seconds,
             speed_cap_mps: a.speed_cap_mps,
+            name: None,
         }
     }
 }
@@ -190,7 +218,8 @@ impl Call {
             "dispatch" => Call::Dispatch(typed(name, args)?),
             "note" => Call::Note(typed(name, args)?),
             "ask_operator" => Call::AskOperator(typed(name, args)?),
-            _ => return Err(format!("unknown tool \"{name}\"")),
+            // Any other tool of the list is a learned skill's (its schema passed above).
+            _ => Call::Learned(LearnedArgs { name: name.to_string(), arguments: typed(name, args)? }),
         })
     }
 }

@@ -47,6 +47,7 @@ pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -
         Call::Read(a) => read(st, a.what),
         Call::Plan(a) => plan(st, &a),
         Call::Dispatch(a) => dispatch(st, &a),
+        Call::Learned(a) => send_request(st, &a.request()),
         Call::Note(a) => {
             st.memory.notes.push(a.text.clone());
             let n = st.memory.notes.len() as u64;
@@ -486,7 +487,12 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
             json!({"accepted": true, "timer": true, "wakes_at_s": round(at, 1), "note": "a skill is running: a timer will wake you"}),
         );
     }
-    let reply = st.request(&req);
+    send_request(st, &req)
+}
+
+/// Sends a skill request and makes its reply the tool's result (an error when refused).
+fn send_request(st: &mut RunState, req: &acres_vehicle::SkillRequest) -> ToolOutcome {
+    let reply = st.request(req);
     if let Some(c) = reply.code {
         *st.codes.entry(c).or_default() += 1;
     }

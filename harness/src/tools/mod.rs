@@ -9,6 +9,7 @@
 //! | `dispatch` | text, visual, checked | `skill`, `arguments` (place, field, seconds, speed_cap_mps) |
 //! | `note` | text, visual, checked | `text` |
 //! | `ask_operator` | with `--operator` | `question` |
+//! | each learned skill of the scenario (`edge_pass`, ...) | text, visual, checked | its own schema (skill.toml) |
 //!
 //! A call is checked against its schema and typed once ([`call::Call::parse`]); each result is one
 //! JSON object sent as text; `look` also returns a picture.
@@ -108,6 +109,40 @@ pub fn tools_for(mode: Mode, profile: Profile, operator: bool) -> Vec<ToolDef> {
         out.extend(all.into_iter().filter(|t| t.name == "ask_operator"));
     }
     out
+}
+
+/// The tool of each learned skill: its name, its description, its argument schema (the
+/// skill's `skill.toml`), after the mode's tools. The skills come from
+/// [`acres_vehicle::learned::scenario_skills`].
+pub fn learned_tools(skills: &[std::sync::Arc<acres_vehicle::learned::LearnedSkill>]) -> Vec<ToolDef> {
+    skills
+        .iter()
+        .map(|s| {
+            let text = format!(
+                "{} (a learned skill: ends succeeded, timeout after {} s, region_exit, blocked, reactive_fault or failed; you are woken when it ends.)",
+                s.spec.description.trim_end_matches('.'),
+                s.spec.max_s
+            );
+            def(&s.spec.name, &text, s.spec.arguments.clone())
+        })
+        .collect()
+}
+
+/// The tools of a run of `sc`: the mode's ([`tools_for`]) and, but for the classical mode, one
+/// per learned skill of the scenario. The skills were checked when the scenario was loaded
+/// (a bad folder is an input error before anything runs); one that cannot be loaded now is
+/// left out (its requests are then rejected by the skill server).
+pub fn scenario_tools(
+    mode: Mode,
+    profile: Profile,
+    operator: bool,
+    sc: &crate::scenario::Scenario,
+) -> Vec<ToolDef> {
+    let mut tools = tools_for(mode, profile, operator);
+    if mode != Mode::Classical {
+        tools.extend(learned_tools(&acres_vehicle::learned::scenario_skills(sc).unwrap_or_default()));
+    }
+    tools
 }
 
 /// Checks a call's arguments against its tool's schema.

@@ -101,9 +101,7 @@ pub(crate) fn build(sf: ScenarioFile, file: &Path, map: Arc<Map>) -> Result<Scen
     }
     limits(&sf.limits)?;
     positive("server.blocked_s", sf.server.blocked_s)?;
-    if !sf.skills.is_empty() {
-        return Err(fault("skills", "skill plugins are not available yet; \"skills\" must be absent or []"));
-    }
+    skill_folders(&sf.skills)?;
     super::local_planner::LocalPlannerKey::check(&sf.local_planner, file)
         .map_err(|m| fault("local_planner", m))?;
     positive("recovery.hold_s", sf.recovery.hold_s)?;
@@ -482,6 +480,24 @@ fn success(
     }
     if s.within_fuel == Some(true) && fuel_limit_mj.is_none() {
         return Err(fault("success.within_fuel", "needs a fuel limit, but \"fuel_limit_mj\" is not set"));
+    }
+    Ok(())
+}
+
+/// The `skills` entries: relative folder paths (to the scenario file), each once. The folders
+/// themselves (skill.toml, policy.onnx) are read by the vehicle library when a world is built.
+fn skill_folders(skills: &[String]) -> Result<(), Fault> {
+    for (i, s) in skills.iter().enumerate() {
+        let at = format!("skills[{i}]");
+        if s.trim().is_empty() {
+            return Err(fault(at.as_str(), "must name a skill folder"));
+        }
+        if std::path::Path::new(s).is_absolute() {
+            return Err(fault(at.as_str(), format!("\"{s}\" must be relative to the scenario file")));
+        }
+        if skills[..i].contains(s) {
+            return Err(fault(at.as_str(), format!("\"{s}\" is listed twice")));
+        }
     }
     Ok(())
 }

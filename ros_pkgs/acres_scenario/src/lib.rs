@@ -108,7 +108,7 @@ pub struct Scenario {
     pub limits_given: std::collections::BTreeSet<String>,
     /// Options of the skill server.
     pub server: ServerOptions,
-    /// Folders of learned skills; always empty until plugins exist.
+    /// Folders of learned skills, relative to the scenario file (`acres_vehicle::learned` loads them).
     pub skills: Vec<String>,
     /// The local planner as the file gives it (checked: [`Scenario::local_planner_key`]).
     pub local_planner: String,

@@ -8,13 +8,16 @@
 //!   and `pure_pursuit` as planners, and the factory the skill server makes them with.
 //! - [`shield`]: passes or holds each command; never rewrites one.
 //! - [`trajectory`]: refuses routes that leave the corridor.
-//! - [`skills`]: the skill server (goto, scout, return_home, wait, stop, resume).
+//! - [`skills`]: the skill server (goto, scout, return_home, wait, stop, resume, and the
+//!   scenario's learned skills).
+//! - [`learned`]: learned skills (skill.toml + policy.onnx, run in-process by RTen).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 #![warn(clippy::dbg_macro, clippy::todo)]
 
 pub mod follower;
+pub mod learned;
 pub mod local_planner;
 pub mod messages;
 #[cfg(feature = "ros")]

@@ -12,6 +12,29 @@ use serde::{Deserialize, Serialize};
 
 use crate::follower::Twist;
 
+/// Slack of [`within_limits`] over the exact limits (a fitted policy's rounding), m/s and rad/s.
+pub const LIMITS_SLACK: f64 = 0.1;
+
+/// The shield's check of a command that no built-in planner made (a learned skill's): forward
+/// speed in `[0, limit_mps]` and yaw rate within what the steering allows at that speed, each
+/// with [`LIMITS_SLACK`]. A command outside is refused (the reason), never clamped.
+pub fn within_limits(cmd: Twist, speed_mps: f64, limit_mps: f64, max_curvature: f64) -> Result<(), String> {
+    if cmd.speed_mps < -LIMITS_SLACK {
+        return Err(format!("speed {:.2} m/s backwards", cmd.speed_mps));
+    }
+    if cmd.speed_mps > limit_mps + LIMITS_SLACK {
+        return Err(format!("speed {:.2} m/s over the limit {limit_mps:.2} m/s", cmd.speed_mps));
+    }
+    let max_yaw = max_curvature * cmd.speed_mps.max(speed_mps).max(0.0) + LIMITS_SLACK;
+    if cmd.yaw_rate_rps.abs() > max_yaw {
+        return Err(format!(
+            "yaw rate {:.2} rad/s over the steering limit {max_yaw:.2} rad/s at this speed",
+            cmd.yaw_rate_rps
+        ));
+    }
+    Ok(())
+}
+
 /// The shield's thresholds.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ShieldConfig {

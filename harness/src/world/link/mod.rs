@@ -302,7 +302,11 @@ impl LinkWorld {
 
     fn goal_of(req: &SkillRequest) -> acres_msgs::acres_interfaces::SkillGoal {
         acres_msgs::acres_interfaces::SkillGoal {
-            skill: req.skill.map_or(String::new(), |k| k.as_str().into()),
+            // A learned skill travels by its name (the vehicle node knows it from the scenario).
+            skill: match (req.skill, &req.name) {
+                (Some(SkillKind::Learned), Some(name)) => name.clone(),
+                (k, _) => k.map_or(String::new(), |k| k.as_str().into()),
+            },
             place: req.place.clone().unwrap_or_default(),
             field: req.field.clone().unwrap_or_default(),
             seconds: req.seconds.unwrap_or(f64::NAN),

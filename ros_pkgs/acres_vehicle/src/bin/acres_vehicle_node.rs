@@ -57,7 +57,10 @@ fn run(args: RosArgs) -> anyhow::Result<()> {
     };
     let shutdown = Shutdown::install().context("signal handler")?;
     let node = RosNode::new(args, RosEnv::from_env()?).context("ROS node")?;
-    let mut vehicle = VehicleNode::new(node, params, sc.map_data.clone(), opts).context("endpoints")?;
+    // The scenario's learned skills, loaded (policies optimised) once, before any goal.
+    let learned = acres_vehicle::learned::scenario_skills(&sc).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut vehicle =
+        VehicleNode::new(node, params, sc.map_data.clone(), opts).context("endpoints")?.with_learned(learned);
     vehicle.set_local_planner(planner.factory());
     vehicle.run(&shutdown);
     Ok(())

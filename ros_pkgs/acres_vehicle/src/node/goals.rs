@@ -22,12 +22,18 @@ pub(crate) struct Goals {
 
 /// The skill request of a goal; an unknown skill word is refused with its cause.
 pub(crate) fn request_of(g: &SkillGoal) -> Result<SkillRequest, String> {
-    let skill = match SkillKind::parse(&g.skill) {
-        Some(k) => Some(k),
-        None if g.skill.is_empty() => None,
+    // Any other word names a learned skill (the skill server refuses one it does not have).
+    let (skill, name) = match SkillKind::parse(&g.skill) {
+        Some(k) => (Some(k), None),
+        None if g.skill.is_empty() => (None, None),
+        None if is_tool_name(&g.skill) => (Some(SkillKind::Learned), Some(g.skill.clone())),
         None => {
             let words: Vec<_> = SkillKind::ALL.iter().map(|k| k.as_str()).collect();
-            return Err(format!("unknown skill \"{}\"; skills are {}", g.skill, words.join(", ")));
+            return Err(format!(
+                "unknown skill \"{}\"; skills are {} and the learned skills' names",
+                g.skill,
+                words.join(", ")
+            ));
         }
     };
     let text = |s: &str| (!s.is_empty()).then(|| s.to_string());
@@ -38,7 +44,14 @@ pub(crate) fn request_of(g: &SkillGoal) -> Result<SkillRequest, String> {
         field: text(&g.field),
         seconds: num(g.seconds),
         speed_cap_mps: num(g.speed_cap_mps),
+        name,
     })
+}
+
+/// A learned skill's name: lower-case letters, digits and `_`, starting with a letter.
+fn is_tool_name(w: &str) -> bool {
+    w.starts_with(|c: char| c.is_ascii_lowercase())
+        && w.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 fn rejected(cause: String) -> SkillResult {

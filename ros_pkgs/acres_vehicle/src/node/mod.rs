@@ -161,6 +161,12 @@ impl VehicleNode {
         self.server.set_local_planner(factory);
     }
 
+    /// With the scenario's learned skills ([`crate::learned::scenario_skills`]).
+    pub fn with_learned(mut self, skills: Vec<Arc<crate::learned::LearnedSkill>>) -> Self {
+        self.server.add_learned(skills);
+        self
+    }
+
     /// Runs until a signal.
     pub fn run(mut self, shutdown: &Shutdown) {
         info!(

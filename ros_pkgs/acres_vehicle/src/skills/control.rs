@@ -51,65 +51,22 @@ impl SkillServer {
                     m.best_s = m.follower.s_m;
                     m.best_t = obs.t_s;
                 }
-                if m.follower.arrived() {
+                if m.learned.is_some() {
+                    match self.learned_command(m, obs) {
+                        Err(end) => ended = Some(end),
+                        Ok(cmd) => (out, ended, shield_event) = self.shielded(m, cmd, obs),
+                    }
+                } else if m.follower.arrived() {
                     if obs.speed_mps < 0.05 {
                         ended = Some((ResultCode::Succeeded, format!("arrived at {}", m.target)));
                     }
                 } else if off > self.opts.max_track_error_m && m.tracking && aligned(&m.follower, &obs.pose) {
                     ended = Some((ResultCode::Failed, format!("left the route: {off:.1} m off")));
                 } else {
-                    let cmd = match self.plan(r.id, m, obs) {
-                        Ok(cmd) => cmd,
-                        Err(fault) => {
-                            ended = Some((ResultCode::ReactiveFault, format!("local planner {fault}")));
-                            Twist::default()
-                        }
-                    };
-                    // A faulted planner's step is neither passed nor held: the motion ends.
-                    let verdict =
-                        ended.is_none().then(|| self.shield.check(cmd, obs.speed_mps, self.ahead_m));
-                    match verdict {
-                        None => {}
-                        Some(Verdict::Pass) => {
-                            if let Some(since) = m.hold_since.take() {
-                                shield_event = Some((
-                                    EventName::ShieldRelease,
-                                    EventDetail::Release {
-                                        held_s: obs.t_s - since,
-                                        ahead_m: finite(self.ahead_m),
-                                        why: None,
-                                    },
-                                ));
-                            }
-                            out = cmd;
-                            if obs.t_s - m.best_t > self.opts.stall_s {
-                                ended = Some((
-                                    ResultCode::Failed,
-                                    format!("no progress for {:.0} s", self.opts.stall_s),
-                                ));
-                            }
-                        }
-                        Some(Verdict::Hold { ahead_m, stopping_m }) => {
-                            m.best_t = obs.t_s;
-                            match m.hold_since {
-                                None => {
-                                    m.hold_since = Some(obs.t_s);
-                                    let at =
-                                        obs.pose.to_map(Vec2::new(ahead_m + self.opts.sensor_forward_m, 0.0));
-                                    shield_event = Some((
-                                        EventName::ShieldHold,
-                                        EventDetail::Hold { ahead_m, stopping_m, x: at.x, y: at.y },
-                                    ));
-                                }
-                                Some(since) if obs.t_s - since >= self.opts.blocked_s => {
-                                    ended = Some((
-                                        ResultCode::Blocked,
-                                        format!("the shield held the vehicle for {:.0} s: obstacle {ahead_m:.1} m ahead", self.opts.blocked_s),
-                                    ));
-                                }
-                                Some(_) => {}
-                            }
-                        }
+                    match self.plan(r.id, m, obs) {
+                        Ok(cmd) => (out, ended, shield_event) = self.shielded(m, cmd, obs),
+                        // A faulted planner's step is neither passed nor held: the motion ends.
+                        Err(fault) => ended = Some((ResultCode::ReactiveFault, format!("local planner {fault}"))),
                     }
                 }
             }
@@ -170,7 +127,60 @@ impl SkillServer {
         }
         Ok(cmd)
     }
+    /// The shield's verdict on a motion's command: the command (or a stop while held), an end
+    /// (`blocked` after `blocked_s` held, `failed` after `stall_s` without progress), and the
+    /// hold or release event.
+    fn shielded(&mut self, m: &mut Motion, cmd: Twist, obs: &Observation) -> Shielded {
+        let mut out = Twist::default();
+        let mut ended = None;
+        let mut shield_event = None;
+        match self.shield.check(cmd, obs.speed_mps, self.ahead_m) {
+            Verdict::Pass => {
+                if let Some(since) = m.hold_since.take() {
+                    shield_event = Some((
+                        EventName::ShieldRelease,
+                        EventDetail::Release {
+                            held_s: obs.t_s - since,
+                            ahead_m: finite(self.ahead_m),
+                            why: None,
+                        },
+                    ));
+                }
+                out = cmd;
+                if obs.t_s - m.best_t > self.opts.stall_s {
+                    ended = Some((ResultCode::Failed, format!("no progress for {:.0} s", self.opts.stall_s)));
+                }
+            }
+            Verdict::Hold { ahead_m, stopping_m } => {
+                m.best_t = obs.t_s;
+                match m.hold_since {
+                    None => {
+                        m.hold_since = Some(obs.t_s);
+                        let at = obs.pose.to_map(Vec2::new(ahead_m + self.opts.sensor_forward_m, 0.0));
+                        shield_event = Some((
+                            EventName::ShieldHold,
+                            EventDetail::Hold { ahead_m, stopping_m, x: at.x, y: at.y },
+                        ));
+                    }
+                    Some(since) if obs.t_s - since >= self.opts.blocked_s => {
+                        ended = Some((
+                            ResultCode::Blocked,
+                            format!(
+                                "the shield held the vehicle for {:.0} s: obstacle {ahead_m:.1} m ahead",
+                                self.opts.blocked_s
+                            ),
+                        ));
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        (out, ended, shield_event)
+    }
 }
+
+/// What [`SkillServer::shielded`] gives: the command, an end, an event.
+type Shielded = (Twist, Option<(ResultCode, String)>, Option<(EventName, EventDetail)>);
 
 /// A motion is on its route once the vehicle is this near it, heading along it, m.
 const TRACKING_M: f64 = 2.0;

@@ -19,6 +19,11 @@
 //! was refused: busy, unknown place, not at the field's entry, a route that would leave
 //! the corridor, bad arguments) — a rejected request never starts.
 //!
+//! Learned skills (the scenario's `skills`, [`crate::learned`]) run as `learned` motions with
+//! their own ends: `timeout` (`max_s` passed), `region_exit` (left the scope), `reactive_fault`
+//! (the policy failed or ran over its per-tick budget); a command out of the vehicle's limits
+//! is refused by the shield and ends the skill `failed` (learned.rs).
+//!
 //! Events ([`SkillEvent`]): `skill_started`, `skill_ended`, `skill_rejected`, `shield_hold`,
 //! `shield_release`, `field_scouted`. A field counts as scouted when a scout has driven 98 % of
 //! its Scout loop (coverage is kept across stop and resume).
@@ -31,10 +36,12 @@ use acres_farm::route::LaneGraph;
 use acres_farm::Map;
 
 use crate::follower::Follower;
+use crate::learned::LearnedSkill;
 use crate::local_planner::{Builtin, LocalPlanner, LocalPlannerFactory, PlanStart};
 use crate::shield::Shield;
 
 mod control;
+mod learned;
 mod request;
 mod types;
 
@@ -55,6 +62,8 @@ struct Motion {
     best_t: f64,
     /// The vehicle has been on its route (within 2 m, heading along it) since the start.
     tracking: bool,
+    /// The learned skill that drives this motion (none: the built-in follower).
+    learned: Option<Box<learned::LearnedRun>>,
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +101,8 @@ pub struct SkillServer {
     planners: Arc<dyn LocalPlannerFactory>,
     /// The local planner, made at the first motion (again after a fault).
     planner: Option<Box<dyn LocalPlanner>>,
+    /// The scenario's learned skills ([`SkillServer::add_learned`]).
+    learned: Vec<Arc<LearnedSkill>>,
 }
 
 impl SkillServer {
@@ -114,6 +125,7 @@ impl SkillServer {
             revision: 0,
             planners: Builtin::Default.factory(),
             planner: None,
+            learned: Vec::new(),
         }
     }
 
@@ -127,6 +139,16 @@ impl SkillServer {
     /// The name of the local planner in use.
     pub fn local_planner_name(&self) -> &str {
         self.planners.name()
+    }
+
+    /// Adds learned skills (the scenario's, loaded once by [`crate::learned::scenario_skills`]).
+    pub fn add_learned(&mut self, skills: impl IntoIterator<Item = Arc<LearnedSkill>>) {
+        self.learned.extend(skills);
+    }
+
+    /// The learned skills this server runs.
+    pub fn learned(&self) -> &[Arc<LearnedSkill>] {
+        &self.learned
     }
 
     /// The options.

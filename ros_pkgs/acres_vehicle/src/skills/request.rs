@@ -76,33 +76,11 @@ impl SkillServer {
                 let Some(field) = req.field.clone().or_else(|| req.place.clone()) else {
                     return self.reject(Some(kind), "scout needs a field".into());
                 };
-                let Some(f) = self.map.fields.get(&field) else {
-                    return self.reject(Some(kind), format!("unknown field \"{field}\""));
+                let (route, span) = match self.scout_route(&field, obs) {
+                    Ok(r) => r,
+                    Err(cause) => return self.reject(Some(kind), cause),
                 };
-                let d = f.entry_pos.dist(obs.pose.pos());
-                if d > self.opts.entry_tolerance_m {
-                    return self.reject(
-                        Some(kind),
-                        format!("not at the entry of {field} ({d:.0} m away); goto {field} first"),
-                    );
-                }
-                let path = scout_path(&self.map, &field).expect("the field exists");
-                // The loop starts after the entry-to-loop connector (which may be empty).
-                let c0 = f.entry_pos.dist(f.scout_loop[0]);
-                let span = (c0, c0 + f.loop_length_m());
-                let mut pts = vec![obs.pose.pos()];
-                pts.extend(path.points.iter().copied());
-                let route = Polyline::new(pts);
-                let shift = route.length_m() - path.length_m();
-                self.start_motion(
-                    kind,
-                    route,
-                    0.0,
-                    req.speed_cap_mps,
-                    field.clone(),
-                    Some(field),
-                    Some((span.0 + shift, span.1 + shift)),
-                )
+                self.start_motion(kind, route, 0.0, req.speed_cap_mps, field.clone(), Some(field), Some(span))
             }
             SkillKind::Resume => {
                 let Some((k, old_id, mut m)) = self.interrupted.take() else {
@@ -125,6 +103,9 @@ impl SkillServer {
                 m.hold_since = None;
                 m.best_t = obs.t_s;
                 m.tracking = false;
+                if let Some(l) = &mut m.learned {
+                    l.restart(obs.t_s);
+                }
                 let id = self.start_id();
                 let detail = EventDetail::Resumed {
                     resumes: old_id,
@@ -137,8 +118,34 @@ impl SkillServer {
                 self.start_planner();
                 Reply::started(k, id, Some(route_m), Some(format!("resumes #{old_id}")))
             }
+            SkillKind::Learned => self.start_learned(req, obs),
             SkillKind::Stop => unreachable!("handled above"),
         }
+    }
+
+    /// The route of a scout of `field` from the vehicle at its entry, with the arc-length span
+    /// of the Scout loop on it; the cause when the field is unknown or the vehicle not at its entry.
+    pub(super) fn scout_route(
+        &self,
+        field: &str,
+        obs: &Observation,
+    ) -> Result<(Polyline, (f64, f64)), String> {
+        let Some(f) = self.map.fields.get(field) else {
+            return Err(format!("unknown field \"{field}\""));
+        };
+        let d = f.entry_pos.dist(obs.pose.pos());
+        if d > self.opts.entry_tolerance_m {
+            return Err(format!("not at the entry of {field} ({d:.0} m away); goto {field} first"));
+        }
+        let path = scout_path(&self.map, field).expect("the field exists");
+        // The loop starts after the entry-to-loop connector (which may be empty).
+        let c0 = f.entry_pos.dist(f.scout_loop[0]);
+        let span = (c0, c0 + f.loop_length_m());
+        let mut pts = vec![obs.pose.pos()];
+        pts.extend(path.points.iter().copied());
+        let route = Polyline::new(pts);
+        let shift = route.length_m() - path.length_m();
+        Ok((route, (span.0 + shift, span.1 + shift)))
     }
 
     /// Makes `r` the running skill and says so (`skill_started` with `detail`).
@@ -173,7 +180,7 @@ impl SkillServer {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn start_motion(
+    pub(super) fn start_motion(
         &mut self,
         kind: SkillKind,
         route: Polyline,
@@ -201,6 +208,7 @@ impl SkillServer {
             best_s: s_m,
             best_t: self.t_s,
             tracking: false,
+            learned: None,
         };
         self.begin(
             Running { id, kind, active: Active::Motion(Box::new(m)) },

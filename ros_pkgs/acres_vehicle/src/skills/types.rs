@@ -27,6 +27,9 @@ pub enum SkillKind {
     Stop,
     /// Continue the interrupted skill.
     Resume,
+    /// A learned skill of the scenario (its name is the request's `name` and the motion's
+    /// target; see [`crate::learned`]).
+    Learned,
 }
 
 impl SkillKind {
@@ -39,6 +42,7 @@ impl SkillKind {
             SkillKind::Wait => "wait",
             SkillKind::Stop => "stop",
             SkillKind::Resume => "resume",
+            SkillKind::Learned => "learned",
         }
     }
     /// The skill of a word (`goto`, ...).
@@ -46,13 +50,14 @@ impl SkillKind {
         SkillKind::ALL.into_iter().find(|k| k.as_str() == word)
     }
     /// Every skill.
-    pub const ALL: [SkillKind; 6] = [
+    pub const ALL: [SkillKind; 7] = [
         SkillKind::Goto,
         SkillKind::Scout,
         SkillKind::ReturnHome,
         SkillKind::Wait,
         SkillKind::Stop,
         SkillKind::Resume,
+        SkillKind::Learned,
     ];
 }
 
@@ -67,14 +72,18 @@ pub enum ResultCode {
     Blocked,
     /// Left the route or made no progress.
     Failed,
-    /// A controller failed or ran over its time budget (a local planner's fault).
+    /// A learned skill's policy failed or ran over its per-tick time budget.
     ReactiveFault,
+    /// A learned skill left its scope.
+    RegionExit,
     /// The request was refused; it never started.
     Rejected,
     /// A stop ended it.
     Stopped,
     /// Did what was asked.
     Succeeded,
+    /// A learned skill ran for its `max_s`.
+    Timeout,
 }
 
 impl ResultCode {
@@ -86,16 +95,20 @@ impl ResultCode {
             ResultCode::Stopped => "stopped",
             ResultCode::Rejected => "rejected",
             ResultCode::Failed => "failed",
+            ResultCode::Timeout => "timeout",
+            ResultCode::RegionExit => "region_exit",
             ResultCode::ReactiveFault => "reactive_fault",
         }
     }
     /// Every result code.
-    pub const ALL: [ResultCode; 6] = [
+    pub const ALL: [ResultCode; 8] = [
         ResultCode::Succeeded,
         ResultCode::Blocked,
         ResultCode::Stopped,
         ResultCode::Rejected,
         ResultCode::Failed,
+        ResultCode::Timeout,
+        ResultCode::RegionExit,
         ResultCode::ReactiveFault,
     ];
     /// The code of a word (`succeeded`, ...).
@@ -121,9 +134,16 @@ pub struct SkillRequest {
     /// Speed cap, m/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speed_cap_mps: Option<f64>,
+    /// The learned skill's name (with [`SkillKind::Learned`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl SkillRequest {
+    /// A request for the learned skill `name` with no arguments.
+    pub fn learned(name: &str) -> Self {
+        Self { skill: Some(SkillKind::Learned), name: Some(name.into()), ..Default::default() }
+    }
     /// A request for `skill` with no arguments.
     pub fn new(skill: SkillKind) -> Self {
         Self { skill: Some(skill), ..Default::default() }
