@@ -33,7 +33,8 @@ pub struct ToolsArgs {
     /// A scenario whose learned skills (its `skills`) are added as tools.
     #[arg(long)]
     pub scenario: Option<std::path::PathBuf>,
-    /// The maps folder of --scenario (default: `maps` beside the scenario file).
+    /// The maps folder of --scenario (default: as `run` finds it: `maps` beside the scenario
+    /// file, else `scenarios/maps`).
     #[arg(long)]
     pub maps: Option<std::path::PathBuf>,
 }
@@ -45,8 +46,7 @@ pub fn run(a: ToolsArgs) -> Result<(), Failure> {
     }
     let mut tools = crate::tools::tools_for(a.mode, a.profile, a.operator);
     if let Some(file) = &a.scenario {
-        let maps =
-            a.maps.clone().unwrap_or_else(|| file.parent().unwrap_or(std::path::Path::new(".")).join("maps"));
+        let maps = a.maps.clone().unwrap_or_else(|| super::maps_dir(std::slice::from_ref(file)));
         let sc = crate::scenario::load(file, &maps).map_err(|e| Failure::input(e.to_string()))?;
         let skills =
             acres_vehicle::learned::scenario_skills(&sc).map_err(|e| Failure::input(e.to_string()))?;

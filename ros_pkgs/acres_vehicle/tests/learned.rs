@@ -238,7 +238,7 @@ fn bad_skill_folders_are_refused_with_file_line_and_key() {
         &[("\"lookahead_y_m\", \"remaining_m\"]", "\"lookahead_y_m\"]")],
     );
     let e = LearnedSkill::load(&dir).unwrap_err().to_string();
-    assert!(e.contains("policy.onnx: at $: the model cannot be loaded for an input [1, 4]"), "{e}");
+    assert!(e.contains("policy.onnx: at $: the model's input must be [1, 4] (the observation), not [1, 5]"), "{e}");
     // A syntax error names its line.
     let dir = folder("syntax", &p, &[("max_s = 1500.0", "max_s = = 1")]);
     let e = LearnedSkill::load(&dir).unwrap_err().to_string();

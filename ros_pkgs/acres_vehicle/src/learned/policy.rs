@@ -65,7 +65,7 @@ impl Policy {
             return Err(format!("the observation has {} numbers, not {}", obs.len(), self.inputs));
         }
         let input = NdTensor::from_data([1, self.inputs], obs.to_vec());
-        let opts = RunOptions { thread_pool: Some(self.pool.clone()), ..Default::default() };
+        let opts = RunOptions::default().with_thread_pool(Some(self.pool.clone()));
         let out = self.model.run_one(input.into(), Some(opts)).map_err(|e| format!("the policy failed: {e}"))?;
         let out: Tensor<f32> =
             out.try_into().map_err(|e| format!("the policy's output must be f32 (speed, yaw rate): {e}"))?;
