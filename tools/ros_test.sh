@@ -29,8 +29,8 @@ step "the ROS 2 environment (tools/ros_env.sh)"
 . tools/ros_env.sh
 took
 
-step "the node binaries (cargo build -p acres_core -p acres_vehicle)"
-cargo build --quiet -p acres_core -p acres_vehicle
+step "the node binaries (cargo build --workspace --profile test --bins: test.sh's own)"
+cargo build --quiet --workspace --profile test --bins
 took
 
 step "acres_msgs against the rosidl-generated acres_interfaces"
@@ -83,7 +83,7 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
     step "the r2r crate against the RustDDS nodes, inside unshare -n"
     # The r2r build above put its node executables in target/debug; this puts the RustDDS ones
     # back (fresh units: cargo only links them into place again).
-    cargo build --quiet -p acres_core -p acres_vehicle
+    cargo build --quiet --workspace --profile test --bins
     unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec "$@"' \
         sh cargo test --quiet "${r2r[@]}" -- --include-ignored --test-threads=1
     took

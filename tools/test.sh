@@ -79,9 +79,8 @@ cargo test --workspace
 # script when missing), munged + slurmctld + slurmd inside private network/UTS/mount namespaces
 # (loopback only), the emitted job array (3 shards) of 2 modes x 10 scenarios x 3 repeats and its
 # merge job; the merged leaderboard JSON byte-identical to the same sweep in one process. Right
-# after `cargo test`: it uses the binary that cargo test just built (test profile, optimised;
-# the later steps' `cargo build` replaces it with the unoptimised one, 10x slower here). About
-# 20 s warm, under a minute with the apt install.
+# after `cargo test`: it uses the binary that cargo test just built (test profile, optimised; the
+# unoptimised one is 10x slower here). About 20 s warm, under a minute with the apt install.
 step "sweeps on a one-node Slurm cluster inside unshare -n (tools/slurm_sweep_test.sh)"
 tools/slurm_sweep_test.sh target/debug/acres-harness
 
@@ -93,7 +92,7 @@ command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 tools/fuzz_link.sh 5000000 20
 
 step "the viewer in headless chromium"
-cargo build -p acres-harness --quiet
+cargo build --workspace --profile test --bins --quiet
 node tests/browser/viewer.test.mjs target/debug/acres-harness
 
 step "JSON Schema of the scenarios"
@@ -109,12 +108,14 @@ tools/lint_sites.sh
 # loopback alone, every participant restricted to 127.0.0.1. They are #[ignore]d (the plain
 # `cargo test` above lists them as ignored) and fail when run outside one; here they run with
 # --include-ignored under unshare -n (ACRES_REQUIRE_NETNS=1 also makes the benches' skip a failure).
+# Every build from here to the ROS step is `cargo test`'s own (the whole workspace's features, the
+# test profile: optimised): `--workspace` with the test targets named, and `cargo build --workspace
+# --profile test --bins`, compile nothing new, and the node executables and the harness the DDS,
+# link and viewer tests start are the optimised ones (the unoptimised ones cost minutes to build).
 step "DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
-cargo build --quiet -p acres_core -p acres_vehicle
-unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres_vehicle --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
+unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
 step "link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
-cargo build --quiet -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness
-unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test -p acres_bridge -- --include-ignored --test-threads=1'
+unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test link_faults --test link_protocol --test link_security --test link_sim -- --include-ignored --test-threads=1'
 
 # The r2r backend is a feature of acres_ros that no workspace member enables (docs/ros.md).
 step "the default build compiles no r2r (tools/no_r2r_check.sh: cargo tree)"

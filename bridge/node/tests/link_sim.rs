@@ -1,7 +1,8 @@
 //! `launch/link_sim.sh run` end to end: each shipped link scenario succeeds with the scripted
 //! planner through the core node, the vehicle node, the bridge and the harness, and `validate`
 //! accepts its folder; on the truck scenario the LiDAR's returns on the route ahead (carried in
-//! the observation) give `returns_on_route` rows. Asserts the outcome and prints the time each
+//! the observation) give `returns_on_route` rows; the learned skill `edge_pass` runs on the vehicle
+//! node. Asserts the outcome and prints the time each
 //! took (bounded loosely).
 //!
 //! NETWORK SAFETY: the script runs its DDS processes in a private network namespace; this test
@@ -89,4 +90,20 @@ fn the_vehicle_node_steers_with_the_scenarios_local_planner() {
     let rows = run_at("link_sim_f53_pure_pursuit", Some(FAST));
     let ends: Vec<_> = rows.iter().filter(|r| r["type"] == "event" && r["name"] == "skill_ended").collect();
     assert!(ends.len() >= 3 && ends.iter().all(|r| r["code"] == "succeeded"), "{ends:?}");
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn the_vehicle_node_runs_the_scenarios_learned_skill() {
+    require_netns();
+    let rows = run_at("link_sim_edge_pass_f55", Some(FAST));
+    // The planner called the skill's own tool; the vehicle node ran it to its end.
+    assert!(rows.iter().any(|r| r["type"] == "tool" && r["name"] == "edge_pass"), "no edge_pass call");
+    let learned: Vec<_> = rows
+        .iter()
+        .filter(|r| r["type"] == "event" && r["name"] == "skill_ended" && r["skill"] == "learned")
+        .collect();
+    assert_eq!(learned.len(), 1, "{learned:?}");
+    assert_eq!(learned[0]["code"], "succeeded", "{:?}", learned[0]);
+    assert!(learned[0]["cause"].as_str().unwrap().starts_with("edge_pass completed"), "{:?}", learned[0]);
 }

@@ -232,7 +232,7 @@ impl CoreWorld {
         let mut sim = CoreSim::new(wc, acres_vehicle::server_options(sc));
         sim.server.set_local_planner(acres_local_planners::factory_of(sc));
         // The scenario's learned skills (checked when the scenario was loaded; see
-        // crate::tools::scenario_tools for one that cannot be loaded now).
+        // scenario_tools in the tools room for one that cannot be loaded now).
         match acres_vehicle::learned::scenario_skills(sc) {
             Ok(skills) => sim.server.add_learned(skills),
             Err(e) => eprintln!("acres-harness: the scenario's learned skills are left out: {e}"),
