@@ -205,10 +205,13 @@ fn a_policy_gives_bit_identical_commands_and_a_bad_model_is_named() {
     assert!(e.starts_with("the model cannot be loaded"), "{e}");
 }
 
+/// A bad-folder case: its tag, the edits of `skill.toml` (from, to), the error it must give.
+type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn bad_skill_folders_are_refused_with_file_line_and_key() {
     let p = shipped().join("policy.onnx");
-    let cases: [(&str, &[(&str, &str)], &str); 5] = [
+    let cases: [Case; 5] = [
         (
             "name",
             &[("name = \"edge_pass\"", "name = \"Edge\"")],
@@ -238,7 +241,10 @@ fn bad_skill_folders_are_refused_with_file_line_and_key() {
         &[("\"lookahead_y_m\", \"remaining_m\"]", "\"lookahead_y_m\"]")],
     );
     let e = LearnedSkill::load(&dir).unwrap_err().to_string();
-    assert!(e.contains("policy.onnx: at $: the model's input must be [1, 4] (the observation), not [1, 5]"), "{e}");
+    assert!(
+        e.contains("policy.onnx: at $: the model's input must be [1, 4] (the observation), not [1, 5]"),
+        "{e}"
+    );
     // A syntax error names its line.
     let dir = folder("syntax", &p, &[("max_s = 1500.0", "max_s = = 1")]);
     let e = LearnedSkill::load(&dir).unwrap_err().to_string();

@@ -50,7 +50,9 @@ impl Policy {
         let policy =
             Policy { model: Arc::new(model), pool: Arc::new(ThreadPool::with_num_threads(1)), inputs };
         // One run on a zero observation proves the output's type and size before any tick.
-        policy.run(&vec![0.0; inputs]).map_err(|e| format!("the model cannot be run on [1, {inputs}]: {e}"))?;
+        policy
+            .run(&vec![0.0; inputs])
+            .map_err(|e| format!("the model cannot be run on [1, {inputs}]: {e}"))?;
         Ok(policy)
     }
 
@@ -66,7 +68,8 @@ impl Policy {
         }
         let input = NdTensor::from_data([1, self.inputs], obs.to_vec());
         let opts = RunOptions::default().with_thread_pool(Some(self.pool.clone()));
-        let out = self.model.run_one(input.into(), Some(opts)).map_err(|e| format!("the policy failed: {e}"))?;
+        let out =
+            self.model.run_one(input.into(), Some(opts)).map_err(|e| format!("the policy failed: {e}"))?;
         let out: Tensor<f32> =
             out.try_into().map_err(|e| format!("the policy's output must be f32 (speed, yaw rate): {e}"))?;
         if out.shape() != [1, 2] {

@@ -66,7 +66,9 @@ impl SkillServer {
                     match self.plan(r.id, m, obs) {
                         Ok(cmd) => (out, ended, shield_event) = self.shielded(m, cmd, obs),
                         // A faulted planner's step is neither passed nor held: the motion ends.
-                        Err(fault) => ended = Some((ResultCode::ReactiveFault, format!("local planner {fault}"))),
+                        Err(fault) => {
+                            ended = Some((ResultCode::ReactiveFault, format!("local planner {fault}")))
+                        }
                     }
                 }
             }
