@@ -6,7 +6,7 @@
 //! Skipped when python3 cannot import `mcp`, unless `ACRES_REQUIRE_PYTHON` is set.
 
 mod support;
-use support::{poll, root, Child, TempDir};
+use support::{harness, poll, root, text, Child, TempDir};
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -30,14 +30,6 @@ fn sdk_available() -> bool {
         eprintln!("skipping: python3 cannot import the MCP SDK (pip install mcp)");
     }
     ok
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).current_dir(root()).output().expect("the binary runs")
 }
 
 /// The arguments of an `mcp` run of `scenario` into `out`.

@@ -4,25 +4,11 @@
 //! refused before anything runs (exit 2, file, line and key).
 
 mod support;
-use support::{root, TempDir};
-
-use std::process::{Command, Output};
+use support::{harness, root, text, TempDir};
 
 use serde_json::Value;
 
 const SCENARIO: &str = "scenarios/learned/edge_pass_f55.json";
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_acres-harness"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the binary runs")
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
 
 #[test]
 fn the_edge_pass_scenario_runs_to_success_with_the_learned_skill_and_replays() {

@@ -15,15 +15,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use support::{poll, root, Child, TempDir};
-
-fn harness(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_acres-harness")).args(args).current_dir(root()).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
-}
+use support::{harness, poll, root, text, Child, TempDir};
 
 /// A spec of `scenarios` (shipped file stems) in text mode, `repeats` each, recording nothing.
 fn spec(dir: &Path, scenarios: &[&str], repeats: u32) -> PathBuf {

@@ -1,4 +1,4 @@
-//! What every harness test shares: the repository root, temporary folders removed on drop,
+//! What every harness test shares: the repository root, the binary run to its end, temporary folders removed on drop,
 //! child processes killed on drop, and polling against a deadline (no fixed sleeps where a
 //! condition can be polled). Each test file that needs it says `mod support;`.
 
@@ -6,6 +6,20 @@
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The `acres-harness` binary run with `args` in the repository root, to its end.
+pub fn harness(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_acres-harness"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the binary runs")
+}
+
+/// A finished process's stdout and stderr, one after the other.
+pub fn text(o: &std::process::Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
 
 /// The repository root (the harness crate's parent).
 pub fn root() -> PathBuf {
