@@ -21,7 +21,10 @@ fn python_ready() -> bool {
     let ok = match Command::new("python3").args(["-c", "import numpy, onnx"]).output() {
         Ok(o) if o.status.success() => true,
         Ok(o) => {
-            eprintln!("skipping: python3 cannot import numpy and onnx: {}", String::from_utf8_lossy(&o.stderr));
+            eprintln!(
+                "skipping: python3 cannot import numpy and onnx: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
             false
         }
         Err(e) => {
