@@ -16,7 +16,9 @@
 //! where the kernel would otherwise hold several sweeps before a control line.
 //!
 //! With TLS ([`acres_link_protocol::tls`]) each line is sealed into its TLS records as it is
-//! queued (on the queuing thread, in queue order) and the outbox holds the records; the reader
+//! queued (on the queuing thread, in queue order), [`SEAL_PIECE_BYTES`] of it at a time, each
+//! piece queued as soon as it is sealed (so a sweep's first records are on their way while the
+//! rest are sealed), and the outbox holds the records; the reader
 //! thread reads through the session's [`TlsReader`]. Without TLS the outbox holds the lines.
 //!
 //! The reader thread wakes the bridge's loop for each line ([`Wake`]). The socket's send buffer
@@ -36,6 +38,9 @@ use acres_link_protocol::{
 };
 use acres_ros::Wake;
 use tracing::debug;
+
+/// On a TLS link, how much of a line is sealed and queued at a time (two full TLS records).
+const SEAL_PIECE_BYTES: usize = 32 * 1024;
 
 /// What the reader thread got.
 #[derive(Debug)]
@@ -60,8 +65,10 @@ struct Queued {
     line: Vec<u8>,
     /// Bytes of it already written.
     from: usize,
-    /// It carries a sweep.
+    /// It carries a sweep (on a TLS link: it is the last piece of a sweep's line).
     sweep: bool,
+    /// It ends a line (a TLS link queues a long line as several pieces of records).
+    last: bool,
 }
 
 #[derive(Default)]
@@ -162,14 +169,19 @@ impl Conn {
     }
 
     fn push(&self, line: String, sweep: bool) {
-        let line = match &self.sealer {
-            Some(s) => s.seal(line.as_bytes()),
-            None => line.into_bytes(),
+        let Some(s) = &self.sealer else {
+            return self.push_bytes(line.into_bytes(), sweep, true);
         };
-        self.push_bytes(line, sweep);
+        // Sealed and queued a piece at a time: the socket, and the harness's decryption, start
+        // on the first records while the rest of a sweep's line is being sealed.
+        let mut pieces = line.as_bytes().chunks(SEAL_PIECE_BYTES).peekable();
+        while let Some(piece) = pieces.next() {
+            let last = pieces.peek().is_none();
+            self.push_bytes(s.seal(piece), sweep && last, last);
+        }
     }
 
-    fn push_bytes(&self, line: Vec<u8>, sweep: bool) {
+    fn push_bytes(&self, line: Vec<u8>, sweep: bool, last: bool) {
         let (lock, cv) = &*self.outbox;
         let mut o = lock.lock().expect("outbox lock");
         let mut from = 0;
@@ -184,7 +196,9 @@ impl Conn {
             if from == line.len() {
                 // Only this thread queues lines: none came while it wrote, so the writer
                 // thread has nothing to do.
-                self.counts.lines_out.fetch_add(1, Ordering::Relaxed);
+                if last {
+                    self.counts.lines_out.fetch_add(1, Ordering::Relaxed);
+                }
                 return;
             }
         }
@@ -192,7 +206,7 @@ impl Conn {
             o.sweep_in_flight = true;
         }
         o.queued_bytes += line.len() - from;
-        o.lines.push_back(Queued { line, from, sweep });
+        o.lines.push_back(Queued { line, from, sweep, last });
         cv.notify_one();
     }
 
@@ -207,7 +221,7 @@ impl Conn {
     /// session's `close_notify`).
     pub fn close(&self, timeout: std::time::Duration) {
         if let Some(s) = &self.sealer {
-            self.push_bytes(s.close_notify(), false);
+            self.push_bytes(s.close_notify(), false, true);
         }
         let deadline = std::time::Instant::now() + timeout;
         while std::time::Instant::now() < deadline {
@@ -273,7 +287,9 @@ fn write_loop(outbox: &(Mutex<Outbox>, Condvar), w: &mut TcpStream, counts: &Cou
         };
         let rest = &q.line[q.from..];
         let ok = w.write_all(rest).is_ok();
-        counts.lines_out.fetch_add(1, Ordering::Relaxed);
+        if q.last {
+            counts.lines_out.fetch_add(1, Ordering::Relaxed);
+        }
         counts.bytes_out.fetch_add(rest.len() as u64, Ordering::Relaxed);
         let mut o = lock.lock().expect("outbox lock");
         o.writing = false;
