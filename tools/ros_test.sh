@@ -7,8 +7,10 @@
 #   3. rclpy clients (rmw_fastrtps_cpp, the generated acres_interfaces types) against the core
 #      node and the vehicle node (RustDDS, built here by cargo): pytest tests/ros, inside a private
 #      network namespace;
-#   4. the r2r backend: the nodes with the feature acres_ros/r2r, and ros_pkgs/acres_ros_r2r (a
-#      workspace of its own) against the RustDDS nodes, inside a private network namespace.
+#   4. the r2r backend: the nodes with the feature acres_ros/r2r (clippy, build, the rclpy tests
+#      and the DDS tests against them; the link subset with ACRES_ROS_R2R_SUITES=1), and
+#      ros_pkgs/acres_ros_r2r (a workspace of its own) against the RustDDS nodes, inside a
+#      private network namespace.
 #      Both build in the one target dir (target/): only the crates whose features the r2r graph
 #      changes are compiled again; the dependencies the earlier steps built are reused. The r2r
 #      build replaces the node executables in target/debug (cargo puts them back at the next
@@ -61,17 +63,18 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
     ACRES_BIN_DIR="$ROOT/target/debug" ACRES_NODES_BACKEND=r2r \
         in_netns python3 -m pytest -p no:cacheprovider -q -rA tests/ros
     took
-    # Not green yet (docs/ros.md: status): run only when asked, ACRES_ROS_R2R_SUITES=1.
+    # Each test in a process of its own (cargo-nextest): r2r has one rcl context per process, and
+    # rcl fixes its domain when it is made, while every test here has a domain of its own.
+    step "the DDS tests on r2r (skills_over_dds: r2r test client against the r2r nodes; nextest), inside unshare -n"
+    in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" -p acres_vehicle --test skills_over_dds --run-ignored all --test-threads 1
+    took
+    # The link subset on r2r passes (docs/ros.md) but costs about 10 min more here (the bridge's
+    # tests build the harness library on the r2r feature set): run only when asked,
+    # ACRES_ROS_R2R_SUITES=1. The harness they start is test.sh's own (it knows no ROS).
     if [ "${ACRES_ROS_R2R_SUITES:-0}" = 1 ]; then
-        # The link tests start the harness from the same target dir (it knows no ROS: built here
-        # only for them, a few minutes cold).
-        cargo build --quiet "${on_r2r[@]}" -p acres-harness
-        step "the DDS tests on r2r (skills_over_dds: r2r test client against the r2r nodes), inside unshare -n"
-        in_netns cargo test --quiet "${on_r2r[@]}" -p acres_vehicle --test skills_over_dds -- --include-ignored --test-threads=1
-        took
-        step "the link tests on r2r (a subset: see docs/ros.md), inside unshare -n"
-        in_netns cargo test --quiet "${on_r2r[@]}" -p acres_bridge --test link_sim --test link_faults -- --include-ignored --test-threads=1 \
-            link_sim_f56_succeeds_and_validates harness_killed_cancels_the_goal harness_frozen_the_vehicle_applies_on_cancel
+        step "the link tests on r2r (a subset: see docs/ros.md; nextest), inside unshare -n"
+        in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" -p acres_bridge --test link_sim --test link_faults --run-ignored all --test-threads 1 \
+            -E 'test(link_sim_f56_succeeds_and_validates) | test(harness_killed_cancels_the_goal) | test(harness_frozen_the_vehicle_applies_on_cancel) | test(the_vehicle_node_runs_the_scenarios_learned_skill)'
         took
     fi
     r2r=(--manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target)

@@ -124,10 +124,11 @@ tools/no_r2r_check.sh
 # A real ROS 2 (issue 19): the project's ROS 2 Jazzy from PyPI (tools/ros_env.sh, cached in
 # .ros_env/), acres_interfaces built by rosidl, acres_msgs checked against the generated types,
 # rclpy (rmw_fastrtps_cpp) against the core and vehicle nodes inside unshare -n (tests/ros/), and
-# the nodes built on the r2r backend (clippy, build) with the rclpy tests against them (the DDS
-# and link suites on r2r are not green yet: only with ACRES_ROS_R2R_SUITES=1), and
+# the nodes built on the r2r backend (clippy, build) with the rclpy tests and the DDS tests against
+# them (the link subset on r2r only with ACRES_ROS_R2R_SUITES=1: 10 min more), and
 # ros_pkgs/acres_ros_r2r against the RustDDS nodes (docs/ros.md gives the costs).
 step "real ROS 2: PyPI Jazzy, rosidl, rclpy against the nodes, r2r (tools/ros_test.sh)"
+command -v cargo-nextest >/dev/null || cargo install cargo-nextest --locked
 tools/ros_test.sh
 
 # With the ROS environment sourced (in a subshell: the rest keeps .venv's python3 first), so the

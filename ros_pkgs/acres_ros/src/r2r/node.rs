@@ -136,6 +136,9 @@ pub struct RosNode {
     spinner: Option<JoinHandle<()>>,
 }
 
+/// The domain of this process's rcl context (r2r makes one context per process).
+static CONTEXT_DOMAIN: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+
 /// Makes rcl see `env` (rcl reads the domain and the discovery range from the environment).
 fn apply_env(env: &RosEnv) {
     let set = |k: &str, v: &str| {
@@ -157,6 +160,16 @@ impl RosNode {
     pub fn new(args: RosArgs, env: RosEnv) -> Result<RosNode, NodeError> {
         let framing = Framing::parse(&args.str_or("rmw_framing", "fastrtps")?)?;
         let use_sim_time = args.bool_or("use_sim_time", false)?;
+        // r2r has one rcl context per process, and rcl fixes its domain when it is made: a node
+        // in another domain would silently see nobody. Refuse it instead.
+        let first = *CONTEXT_DOMAIN.get_or_init(|| env.domain_id);
+        if first != env.domain_id {
+            return Err(NodeError::Dds(format!(
+                "r2r: this process's ROS context is on domain {first}; a node on domain {} needs a \
+                 process of its own (rcl fixes the domain per context)",
+                env.domain_id
+            )));
+        }
         apply_env(&env);
         let ctx = r2r::Context::create().map_err(rcl("context"))?;
         let node = r2r::Node::create(ctx, &args.node_name, &args.namespace)
