@@ -155,7 +155,8 @@ pub fn bind(path: &Path) -> std::io::Result<std::os::unix::net::UnixListener> {
 }
 
 /// Serves the face on `listener` (bound at `path` by [`bind`]) until the run has ended and
-/// `linger_s` more have passed; the socket file goes then.
+/// `linger_s` more have passed; the socket file goes then, and the replies still being written
+/// get up to [`REPLY_GRACE`] to go out.
 pub async fn serve(
     face: LineFace,
     listener: std::os::unix::net::UnixListener,
@@ -169,19 +170,28 @@ pub async fn serve(
         tokio::time::sleep(Duration::from_secs_f64(linger_s.max(0.0))).await;
     };
     tokio::pin!(over);
+    let mut connections = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, _) = accepted?;
                 let face = face.clone();
-                tokio::spawn(async move { let _ = connection(face, stream).await; });
+                connections.spawn(async move { let _ = connection(face, stream).await; });
             }
             _ = &mut over => break,
         }
     }
     let _ = std::fs::remove_file(path);
+    // The reply that ended the run (an `end`, a call that used the last of the deadline) may
+    // still be on its way: give the open connections a moment to write it and close, so that
+    // `--linger-s 0` never cuts a reply short.
+    let _ =
+        tokio::time::timeout(REPLY_GRACE, async { while connections.join_next().await.is_some() {} }).await;
     Ok(())
 }
+
+/// How long [`serve`] waits, after the run has ended and lingered, for replies still being written.
+const REPLY_GRACE: Duration = Duration::from_secs(2);
 
 /// One connection: each line gets one reply line.
 async fn connection(face: LineFace, stream: tokio::net::UnixStream) -> std::io::Result<()> {

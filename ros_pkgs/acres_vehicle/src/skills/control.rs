@@ -129,6 +129,7 @@ impl SkillServer {
         }
         Ok(cmd)
     }
+
     /// The shield's verdict on a motion's command: the command (or a stop while held), an end
     /// (`blocked` after `blocked_s` held, `failed` after `stall_s` without progress), and the
     /// hold or release event.
