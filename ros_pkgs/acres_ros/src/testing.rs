@@ -1,6 +1,6 @@
 //! Support for tests and benchmarks that start DDS processes (feature `testing`; never in a
 //! node): the network-safety gate, child processes killed on drop, polling against a deadline,
-//! and the workspace's binaries.
+//! the workspace's binaries, and the gate of the tests that compare with a Python reference.
 //!
 //! NETWORK SAFETY (DESIGN.md): a test that creates DDS participants is
 //! `#[ignore = "needs a private network namespace: ..."]` (so a plain `cargo test` lists it as
@@ -100,4 +100,29 @@ pub fn workspace_bin(name: &str, build_hint: &str) -> PathBuf {
     let p = exe.parent().and_then(Path::parent).expect("target dir").join(name);
     assert!(p.exists(), "{} is not built: {build_hint} first", p.display());
     p
+}
+
+/// True when `python3` can run `import <modules>` (e.g. `"numpy, onnx"`); otherwise says why on
+/// stderr and gives false, so the test skips — unless `ACRES_REQUIRE_PYTHON` is set (the
+/// project's test command sets it after installing its venv), which makes it a failure.
+pub fn python_can_import(modules: &str) -> bool {
+    let ok = match Command::new("python3").args(["-c", &format!("import {modules}")]).output() {
+        Ok(out) if out.status.success() => true,
+        Ok(out) => {
+            eprintln!(
+                "skipping: python3 cannot import {modules}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("skipping: python3 not runnable: {e}");
+            false
+        }
+    };
+    assert!(
+        ok || std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
+        "ACRES_REQUIRE_PYTHON is set but python3 cannot import {modules}"
+    );
+    ok
 }

@@ -13,32 +13,10 @@ use acres_vehicle::scan::{scan, Scan, ScanConfig};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/scan_numpy.py");
 
-/// True when numpy can be imported; with `ACRES_REQUIRE_PYTHON` set (the project's test command
-/// sets it after installing numpy), a missing numpy fails the test instead of skipping it.
+/// True when numpy can be imported (skips the test otherwise; fails it under
+/// `ACRES_REQUIRE_PYTHON`, which the project's test command sets).
 fn numpy_available() -> bool {
-    let ok = numpy_importable();
-    assert!(
-        ok || std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
-        "ACRES_REQUIRE_PYTHON is set but numpy cannot be imported"
-    );
-    ok
-}
-
-fn numpy_importable() -> bool {
-    match Command::new("python3").args(["-c", "import numpy"]).output() {
-        Ok(out) if out.status.success() => true,
-        Ok(out) => {
-            eprintln!(
-                "skipping: python3 cannot import numpy: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("skipping: python3 not runnable: {e}");
-            false
-        }
-    }
+    acres_ros::testing::python_can_import("numpy")
 }
 
 /// A temporary file removed on drop.

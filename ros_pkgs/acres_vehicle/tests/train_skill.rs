@@ -16,27 +16,10 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// True when `python3` can import numpy and onnx; with `ACRES_REQUIRE_PYTHON` set, they must.
+/// True when `python3` can import numpy and onnx (skips otherwise; fails under
+/// `ACRES_REQUIRE_PYTHON`).
 fn python_ready() -> bool {
-    let ok = match Command::new("python3").args(["-c", "import numpy, onnx"]).output() {
-        Ok(o) if o.status.success() => true,
-        Ok(o) => {
-            eprintln!(
-                "skipping: python3 cannot import numpy and onnx: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("skipping: python3 not runnable: {e}");
-            false
-        }
-    };
-    assert!(
-        ok || std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
-        "ACRES_REQUIRE_PYTHON is set but python3 cannot import numpy and onnx (tools/requirements-test.txt)"
-    );
-    ok
+    acres_ros::testing::python_can_import("numpy, onnx")
 }
 
 fn train_skill(args: &[&str]) {
