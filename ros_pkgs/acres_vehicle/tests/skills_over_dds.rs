@@ -32,13 +32,15 @@ fn a_goal_drives_to_a_field_and_scouts_it() {
         assert_eq!(out.result.code, "succeeded");
         assert!(out.result.skill_id > 0);
     }
-    c.pump();
     assert!(
-        c.seen.iter().any(|e| e.event == "field_scouted" && e.field == "F53"),
+        c.seen_event(Duration::from_secs(5), "field_scouted", |e| e.field == "F53").is_some(),
         "field_scouted F53 on /acres/events"
     );
-    let obs = c.last_obs.clone().unwrap();
-    assert!(obs.scouted.contains(&"F53".to_string()));
+    let scouted = poll(Duration::from_secs(5), || {
+        c.pump();
+        c.last_obs.as_ref().filter(|o| o.scouted.contains(&"F53".to_string())).cloned()
+    });
+    assert!(scouted.is_some(), "F53 scouted in /acres/observation: {:?}", c.last_obs);
 }
 
 #[test]
@@ -178,8 +180,7 @@ fn an_object_on_the_route_holds_then_blocks() {
     let out = c.skill.result(g, Duration::from_secs(30)).unwrap().expect("a result");
     assert_eq!(out.result.code, "blocked", "{out:?}");
     assert!(out.result.cause.contains("the shield held the vehicle for 5 s"), "{:?}", out.result.cause);
-    c.pump();
-    let ended = c.seen.iter().find(|e| e.event == "skill_ended").expect("skill_ended");
+    let ended = c.seen_event(Duration::from_secs(5), "skill_ended", |_| true).expect("skill_ended");
     assert!(
         ended.header.stamp.sec as f64 - hold.header.stamp.sec as f64 >= 4.0,
         "blocked after blocked_s of simulated time"

@@ -167,6 +167,21 @@ impl Client {
         })
     }
 
+    /// An event named `name` (matching `f`) seen since the client started, waiting up to
+    /// `timeout` for it: events and action results travel on different topics, so a result
+    /// can arrive before the event that the node published first.
+    pub fn seen_event(
+        &mut self,
+        timeout: Duration,
+        name: &str,
+        f: impl Fn(&SkillEvent) -> bool,
+    ) -> Option<SkillEvent> {
+        poll(timeout, || {
+            self.pump();
+            self.seen.iter().find(|e| e.event == name && f(e)).cloned()
+        })
+    }
+
     /// Publishes one heartbeat.
     pub fn beat(&mut self) {
         self.seq += 1;
