@@ -7,14 +7,14 @@
 #   3. rclpy clients (rmw_fastrtps_cpp, the generated acres_interfaces types) against the core
 #      node and the vehicle node (RustDDS, built here by cargo): pytest tests/ros, inside a private
 #      network namespace;
-#   4. the r2r backend: the nodes with the feature acres_ros/r2r (clippy, build, the rclpy tests
-#      and the DDS tests against them; the link subset with ACRES_ROS_R2R_SUITES=1), and
-#      ros_pkgs/acres_ros_r2r (a workspace of its own) against the RustDDS nodes, inside a
-#      private network namespace.
-#      Both build in the one target dir (target/): only the crates whose features the r2r graph
-#      changes are compiled again; the dependencies the earlier steps built are reused. The r2r
-#      build replaces the node executables in target/debug (cargo puts them back at the next
-#      plain build), so the RustDDS steps run before it.
+#   4. the r2r backend: the nodes with the feature acres_ros/r2r (clippy, build), the rclpy tests
+#      against them, acres_ros's unit tests, the DDS tests and a link subset on r2r, and the DDS
+#      tests across the backends (r2r client against RustDDS nodes, RustDDS client against r2r
+#      nodes), inside a private network namespace.
+#      One target dir (target/) and one profile (test) for all: only what the r2r feature changes
+#      is compiled again. The r2r build replaces the executables in target/debug, so each
+#      backend's nodes are copied aside (target/nodes-rustdds, target/nodes-r2r), and test.sh's
+#      are linked back into place at the end.
 # ACRES_ROS_SKIP_R2R=1 leaves out 4 (a developer's quick run; the test command never sets it).
 # Each step prints its time. NETWORK SAFETY: every DDS participant (the nodes, rclpy) runs with
 # ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST inside `unshare -n` with loopback alone.
@@ -45,51 +45,56 @@ unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUT
 took
 
 if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
-    # The nodes on the r2r backend (the feature acres_ros/r2r, chosen at build time); the tests'
-    # own nodes are r2r ones too (the same feature). r2r binaries run with libpython preloaded
-    # (docs/ros.md: the PyPI wheels' type supports need its symbols).
-    on_r2r=(--features acres_ros/r2r)
+    # One build shape for every r2r step: the whole workspace's features plus acres_ros/r2r, the
+    # test profile. Cargo then reuses every unit test.sh built whose features r2r does not change
+    # (tokio, serde, rustls, RustDDS...) and compiles r2r, its build tools (bindgen) and the crates
+    # above acres_ros. A `-p` selection would resolve other feature sets and rebuild nearly all
+    # (docs/ros.md, "One build"). The tests leave out packages with no r2r code and no features of
+    # their own (excluding one changes no feature: the units stay the same) and the harness's own
+    # tests (the bridge's tests still build the harness library).
+    r2r_build=(--workspace --profile test --features acres_ros/r2r)
+    on_r2r=("${r2r_build[@]}" --exclude acres-harness --exclude acres_farm --exclude acres_scenario --exclude acres_msgs)
     in_netns() {
         # The inner shell expands $ACRES_ROS_LIBPYTHON (exported by ros_env.sh), not this one.
         # shellcheck disable=SC2016
         unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST LD_PRELOAD="$ACRES_ROS_LIBPYTHON"; exec "$@"' sh "$@"
     }
+    nodes=(acres_core_node acres_vehicle_node acres_bridge)
+    keep_nodes() { # keep_nodes DIR: the node executables now in target/debug, copied to DIR
+        mkdir -p "$1"
+        for n in "${nodes[@]}"; do cp -f "target/debug/$n" "$1/$n"; done
+    }
+    keep_nodes target/nodes-rustdds
     step "the nodes on r2r: clippy -D warnings, build (acres_ros with the feature r2r)"
-    cargo clippy --quiet "${on_r2r[@]}" -p acres_ros -p acres_core -p acres_vehicle -p acres_bridge --all-targets -- -D warnings
-    cargo build --quiet "${on_r2r[@]}" -p acres_core -p acres_vehicle -p acres_bridge
-    cargo test --quiet "${on_r2r[@]}" -p acres_ros --lib
+    cargo clippy --quiet "${on_r2r[@]}" --all-targets -- -D warnings
+    cargo build --quiet "${r2r_build[@]}" --bins
+    keep_nodes target/nodes-r2r
     took
     step "rclpy against the r2r nodes, inside unshare -n (pytest tests/ros)"
-    ACRES_BIN_DIR="$ROOT/target/debug" ACRES_NODES_BACKEND=r2r \
+    ACRES_BIN_DIR="$ROOT/target/nodes-r2r" ACRES_NODES_BACKEND=r2r \
         in_netns python3 -m pytest -p no:cacheprovider -q -rA tests/ros
     took
     # Each test in a process of its own (cargo-nextest): r2r has one rcl context per process, and
-    # rcl fixes its domain when it is made, while every test here has a domain of its own.
-    step "the DDS tests on r2r (skills_over_dds: r2r test client against the r2r nodes; nextest), inside unshare -n"
-    in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" -p acres_vehicle --test skills_over_dds --run-ignored all --test-threads 1
+    # rcl fixes its domain when it is made, while every test here has a domain of its own. The
+    # harness the link tests start is test.sh's own (target/debug/acres-harness: no ROS in it).
+    step "r2r: acres_ros's unit tests, the DDS tests and the link subset (r2r clients, r2r nodes; nextest), inside unshare -n"
+    in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" --lib --test skills_over_dds --test link_sim --test link_faults \
+        --run-ignored all --test-threads 1 \
+        -E 'package(acres_ros) | binary(skills_over_dds) | test(link_sim_f56_succeeds_and_validates) | test(harness_killed_cancels_the_goal) | test(harness_frozen_the_vehicle_applies_on_cancel) | test(the_vehicle_node_runs_the_scenarios_learned_skill)'
     took
-    # The link subset on r2r passes (docs/ros.md) but costs about 10 min more here (the bridge's
-    # tests build the harness library on the r2r feature set): run only when asked,
-    # ACRES_ROS_R2R_SUITES=1. The harness they start is test.sh's own (it knows no ROS).
-    if [ "${ACRES_ROS_R2R_SUITES:-0}" = 1 ]; then
-        step "the link tests on r2r (a subset: see docs/ros.md; nextest), inside unshare -n"
-        in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" -p acres_bridge --test link_sim --test link_faults --run-ignored all --test-threads 1 \
-            -E 'test(link_sim_f56_succeeds_and_validates) | test(harness_killed_cancels_the_goal) | test(harness_frozen_the_vehicle_applies_on_cancel) | test(the_vehicle_node_runs_the_scenarios_learned_skill)'
-        took
-    fi
-    r2r=(--manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml --target-dir target)
-    step "the r2r crate (subset of issue 19's first slice): fmt, clippy -D warnings, build"
-    cargo fmt --manifest-path ros_pkgs/acres_ros_r2r/Cargo.toml -- --check
-    cargo clippy --quiet "${r2r[@]}" --all-targets -- -D warnings
-    cargo build --quiet "${r2r[@]}" --tests
+    # Across the backends, the same DDS tests: the r2r client (Fast DDS) against the RustDDS nodes,
+    # and the RustDDS client (test.sh's own test binary) against the r2r nodes.
+    step "r2r clients against the RustDDS nodes (skills_over_dds; nextest), inside unshare -n"
+    ACRES_NODES_DIR="$ROOT/target/nodes-rustdds" ACRES_NODES_BACKEND=rustdds \
+        in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" --test skills_over_dds --run-ignored all --test-threads 1
     took
-    step "the r2r crate against the RustDDS nodes, inside unshare -n"
-    # The r2r build above put its node executables in target/debug; this puts the RustDDS ones
-    # back (fresh units: cargo only links them into place again).
+    step "the RustDDS client against the r2r nodes (skills_over_dds), inside unshare -n"
+    ACRES_NODES_DIR="$ROOT/target/nodes-r2r" ACRES_NODES_BACKEND=r2r \
+        in_netns cargo test --quiet --workspace --test skills_over_dds -- --include-ignored --test-threads=1
+    took
+    # The r2r build put its node executables in target/debug; this puts test.sh's back (fresh
+    # units: cargo only links them into place again).
     cargo build --quiet --workspace --profile test --bins
-    unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec "$@"' \
-        sh cargo test --quiet "${r2r[@]}" -- --include-ignored --test-threads=1
-    took
 fi
 
 echo "== ros_test: ok in $(( $(date +%s) - t0 )) s"

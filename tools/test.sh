@@ -69,8 +69,10 @@ step "installing playwright-core (tests/browser/)"
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
+# The test profile, as every build below: the proc macros and build scripts clippy compiles are
+# then the ones `cargo test` uses (docs/ros.md, "One build").
 step "cargo clippy (-D warnings)"
-cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --profile test --quiet -- -D warnings
 
 step "cargo test"
 cargo test --workspace
@@ -124,9 +126,8 @@ tools/no_r2r_check.sh
 # A real ROS 2 (issue 19): the project's ROS 2 Jazzy from PyPI (tools/ros_env.sh, cached in
 # .ros_env/), acres_interfaces built by rosidl, acres_msgs checked against the generated types,
 # rclpy (rmw_fastrtps_cpp) against the core and vehicle nodes inside unshare -n (tests/ros/), and
-# the nodes built on the r2r backend (clippy, build) with the rclpy tests and the DDS tests against
-# them (the link subset on r2r only with ACRES_ROS_R2R_SUITES=1: 10 min more), and
-# ros_pkgs/acres_ros_r2r against the RustDDS nodes (docs/ros.md gives the costs).
+# the nodes built on the r2r backend (clippy, build) with the rclpy tests, the DDS tests and a link
+# subset against them, and the DDS tests across the backends (docs/ros.md gives the costs).
 step "real ROS 2: PyPI Jazzy, rosidl, rclpy against the nodes, r2r (tools/ros_test.sh)"
 command -v cargo-nextest >/dev/null || cargo install cargo-nextest --locked
 tools/ros_test.sh

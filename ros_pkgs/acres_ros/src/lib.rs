@@ -35,7 +35,6 @@ pub mod common;
 pub mod env;
 pub mod run;
 pub mod skill_action;
-#[cfg(feature = "testing")]
 pub mod testing;
 pub mod wire;
 

@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::prelude::*;
+
 use crate::RosArgs;
 
 /// The `main` of a node executable `exe`: parses the command line's `--ros-args` (node name
@@ -34,19 +37,26 @@ pub fn node_main<E: Display>(
     }
 }
 
-/// Installs the log subscriber (stderr).
+/// The filter when neither `--log-level` nor `RUST_LOG` says otherwise.
+const QUIET_DDS: &str = "rustdds=off,ros2_client=warn,ros2_client::service::wrappers=error";
+
+/// Installs the log subscriber (stderr). `level` (a node's `--log-level`) comes first, then
+/// `RUST_LOG`, then `info`; the DDS crates stay quiet unless `RUST_LOG` names them. The filter is
+/// `target=level` directives (tracing-subscriber's `Targets`: no regex engine in the nodes).
 pub fn init_logging(level: Option<&str>) {
-    let filter = match level {
-        Some(l) => tracing_subscriber::EnvFilter::new(format!(
-            "{l},rustdds=off,ros2_client=warn,ros2_client::service::wrappers=error"
-        )),
-        None => tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-            tracing_subscriber::EnvFilter::new(
-                "info,rustdds=off,ros2_client=warn,ros2_client::service::wrappers=error",
-            )
-        }),
+    let spec = match (level, std::env::var("RUST_LOG")) {
+        (Some(l), _) => format!("{l},{QUIET_DDS}"),
+        (None, Ok(env)) if !env.trim().is_empty() => env,
+        (None, _) => format!("info,{QUIET_DDS}"),
     };
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let filter = spec.parse::<Targets>().unwrap_or_else(|e| {
+        eprintln!("the log filter {spec:?} is not `target=level,...` ({e}): logging at info");
+        format!("info,{QUIET_DDS}").parse().expect("the default filter parses")
+    });
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(filter)
+        .try_init();
 }
 
 /// A flag that SIGINT and SIGTERM raise; the node's loop ends when it is set.

@@ -1,6 +1,7 @@
-//! Support for tests and benchmarks that start DDS processes (feature `testing`; never in a
-//! node): the network-safety gate, child processes killed on drop, polling against a deadline,
-//! the workspace's binaries, and the gate of the tests that compare with a Python reference.
+//! Support for tests and benchmarks that start DDS processes: the network-safety gate, child
+//! processes killed on drop, polling against a deadline, the workspace's binaries, and the gate of
+//! the tests that compare with a Python reference. No node calls it; it is always compiled (std
+//! only, no feature) so that the test builds and the node builds share one acres_ros.
 //!
 //! NETWORK SAFETY (DESIGN.md): a test that creates DDS participants is
 //! `#[ignore = "needs a private network namespace: ..."]` (so a plain `cargo test` lists it as

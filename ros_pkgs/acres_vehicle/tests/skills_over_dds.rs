@@ -93,10 +93,10 @@ fn a_rejected_goal_names_its_cause() {
         assert_eq!(e.code, "rejected");
         assert!(e.cause.contains(words), "cause {:?} names {words:?}", e.cause);
         let out = c.skill.result(sent, Duration::from_secs(5)).unwrap();
-        if acres_ros::BACKEND == "r2r" {
+        if nodes_backend() == "r2r" {
             // rcl_action never accepted the goal, so it keeps no result to ask for (docs/ros.md):
-            // on r2r the cause travels on /acres/events alone (checked above).
-            assert!(out.is_none(), "r2r answered the result of a rejected goal: {out:?}");
+            // with r2r nodes the cause travels on /acres/events alone (checked above).
+            assert!(out.is_none(), "the r2r node answered the result of a rejected goal: {out:?}");
             continue;
         }
         let out = out.expect("the result of a rejected goal");

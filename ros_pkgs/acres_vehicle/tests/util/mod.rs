@@ -37,8 +37,23 @@ pub fn scenario(name: &str) -> String {
     repo().join("scenarios").join(format!("{name}.json")).display().to_string()
 }
 
+/// A node executable: from `ACRES_NODES_DIR` when set (tools/ros_test.sh runs this client of one
+/// backend against the nodes of the other), else beside this test.
 fn bin(name: &str) -> PathBuf {
-    acres_ros::testing::workspace_bin(name, "cargo build -p acres_core -p acres_vehicle")
+    match std::env::var_os("ACRES_NODES_DIR") {
+        Some(dir) => {
+            let p = PathBuf::from(dir).join(name);
+            assert!(p.exists(), "ACRES_NODES_DIR has no {}", p.display());
+            p
+        }
+        None => acres_ros::testing::workspace_bin(name, "cargo build -p acres_core -p acres_vehicle"),
+    }
+}
+
+/// The backend of the nodes under test: `ACRES_NODES_BACKEND` (set with `ACRES_NODES_DIR`), else
+/// this client's own.
+pub fn nodes_backend() -> String {
+    std::env::var("ACRES_NODES_BACKEND").unwrap_or_else(|_| acres_ros::BACKEND.to_string())
 }
 
 fn spawn(name: &'static str, exe: &str, domain: u16, params: &[String]) -> Proc {
@@ -72,7 +87,7 @@ pub fn core_node(domain: u16, scenario: &str, rate: f64, extra: &[&str]) -> Proc
 pub fn vehicle_node(domain: u16, scenario: &str, extra: &[&str]) -> Proc {
     let mut p = vec![format!("scenario:={scenario}"), "use_sim_time:=true".into()];
     p.extend(extra.iter().map(|s| s.to_string()));
-    spawn("vehicle", env!("CARGO_BIN_EXE_acres_vehicle_node"), domain, &p)
+    spawn("vehicle", "acres_vehicle_node", domain, &p)
 }
 
 /// The test's own node: the action client, the vehicle's topics, heartbeats.
