@@ -52,8 +52,10 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
     # (docs/ros.md, "One build"). The tests leave out packages with no r2r code and no features of
     # their own (excluding one changes no feature: the units stay the same) and the harness's own
     # tests (the bridge's tests still build the harness library).
-    r2r_build=(--workspace --profile test --features acres_ros/r2r)
-    on_r2r=("${r2r_build[@]}" --exclude acres-harness --exclude acres_farm --exclude acres_scenario --exclude acres_msgs)
+    # (cargo-nextest's own `--profile` is its test profile: cargo's is `--cargo-profile`.)
+    r2r_feat=(--workspace --features acres_ros/r2r)
+    r2r_skip=(--exclude acres-harness --exclude acres_farm --exclude acres_scenario --exclude acres_msgs)
+    on_r2r=("${r2r_feat[@]}" "${r2r_skip[@]}" --cargo-profile test)
     in_netns() {
         # The inner shell expands $ACRES_ROS_LIBPYTHON (exported by ros_env.sh), not this one.
         # shellcheck disable=SC2016
@@ -66,8 +68,8 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
     }
     keep_nodes target/nodes-rustdds
     step "the nodes on r2r: clippy -D warnings, build (acres_ros with the feature r2r)"
-    cargo clippy --quiet "${on_r2r[@]}" --all-targets -- -D warnings
-    cargo build --quiet "${r2r_build[@]}" --bins
+    cargo clippy --quiet "${r2r_feat[@]}" "${r2r_skip[@]}" --profile test --all-targets -- -D warnings
+    cargo build --quiet "${r2r_feat[@]}" --profile test --bins
     keep_nodes target/nodes-r2r
     took
     step "rclpy against the r2r nodes, inside unshare -n (pytest tests/ros)"
