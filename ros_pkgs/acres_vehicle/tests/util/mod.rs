@@ -168,7 +168,7 @@ impl Client {
         assert!(ok.is_some(), "no /acres/observation within {timeout:?}");
     }
 
-    /// Waits for an event named `name` (matching `f`), up to `timeout`.
+    /// Waits for an event named `name` (matching `f`) that comes after this call, up to `timeout`.
     pub fn wait_event(
         &mut self,
         timeout: Duration,
@@ -176,10 +176,7 @@ impl Client {
         f: impl Fn(&SkillEvent) -> bool,
     ) -> Option<SkillEvent> {
         let from = self.seen.len();
-        poll(timeout, || {
-            self.pump();
-            self.seen[from..].iter().find(|e| e.event == name && f(e)).cloned()
-        })
+        self.event_since(from, timeout, name, f)
     }
 
     /// An event named `name` (matching `f`) seen since the client started, waiting up to
@@ -191,9 +188,21 @@ impl Client {
         name: &str,
         f: impl Fn(&SkillEvent) -> bool,
     ) -> Option<SkillEvent> {
+        self.event_since(0, timeout, name, f)
+    }
+
+    /// The first event named `name` (matching `f`) from the `from`-th seen on, waiting up to
+    /// `timeout`.
+    fn event_since(
+        &mut self,
+        from: usize,
+        timeout: Duration,
+        name: &str,
+        f: impl Fn(&SkillEvent) -> bool,
+    ) -> Option<SkillEvent> {
         poll(timeout, || {
             self.pump();
-            self.seen.iter().find(|e| e.event == name && f(e)).cloned()
+            self.seen[from..].iter().find(|e| e.event == name && f(e)).cloned()
         })
     }
 
