@@ -60,6 +60,20 @@ class Proc:
     def running(self):
         return self.p.poll() is None
 
+    def wait_running(self, line, timeout_s=30):
+        """Waits until the node logs `line`, which it does once all its publishers, subscriptions
+        and its action server exist. The tests start their rclpy peer only then: a Fast DDS
+        participant discovered while a RustDDS node is still creating endpoints may never learn of
+        the last ones (docs/ros.md, "A discovery race at start-up"), and these tests are about the
+        nodes' behaviour, not that race."""
+        deadline = time.monotonic() + timeout_s
+        while line not in self.output():
+            if not self.running():
+                pytest.fail(f"{self.name} exited with {self.p.returncode} before running:\n{self.output()}")
+            if time.monotonic() >= deadline:
+                pytest.fail(f"{self.name} did not log {line!r} within {timeout_s} s:\n{self.output()}")
+            time.sleep(0.01)
+
     def output(self):
         self.log.flush()
         return self.log_path.read_text(errors="replace")
@@ -71,26 +85,50 @@ class Proc:
         self.log.close()
 
 
+# What each node logs (at info, target `acres_<which>::node`) when all its endpoints exist.
+RUNNING = {"core": "world running", "vehicle": "vehicle node running"}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keeps each phase's report on the test item, so a fixture's teardown knows the outcome."""
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)
+
+
 @pytest.fixture
-def nodes(tmp_path):
-    """Starts acres nodes: `nodes("core" | "vehicle", domain, *ros_args)`; all killed at teardown."""
+def nodes(tmp_path, request):
+    """Starts acres nodes: `nodes("core" | "vehicle", domain, *ros_args)`; all killed at teardown.
+    When the test failed, each node's state and the end of its log are printed (the report shows
+    them under "Captured stdout teardown")."""
     started = []
 
     def start(which, domain, *ros_args):
         exe = BIN_DIR / f"acres_{which}_node"
         assert exe.exists(), f"{exe} is not built: cargo build -p acres_core -p acres_vehicle"
         env = dict(os.environ)
+        log = os.environ.get("ACRES_NODE_LOG", "warn,rustdds=off,ros2_client::service::wrappers=error")
         env.update(
             ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
             ROS_DOMAIN_ID=str(domain),
-            RUST_LOG=os.environ.get("ACRES_NODE_LOG", "warn,rustdds=off,ros2_client::service::wrappers=error"),
+            # The node's "running" line (info) says every endpoint of it exists: see wait_running.
+            RUST_LOG=f"{log},acres_core::node=info,acres_vehicle::node=info",
         )
         p = Proc(f"{which}{len(started)}", [str(exe), "--ros-args", *ros_args], env, tmp_path)
         started.append(p)
+        p.wait_running(RUNNING[which])
         return p
 
     yield start
+    rep = getattr(request.node, "rep_call", None)
+    failed = rep is not None and rep.failed
     for p in started:
+        if failed:
+            code = p.p.poll()
+            state = "running" if code is None else f"exited with {code}"
+            tail = "\n".join(p.output().splitlines()[-40:])
+            print(f"--- {p.name} ({state}); the end of {p.log_path}:\n{tail}")
         p.close()
 
 
@@ -112,8 +150,19 @@ class Peer:
             if v:
                 return v
             if time.monotonic() >= deadline:
-                pytest.fail(f"{what}: not within {timeout_s} s")
+                pytest.fail(f"{what}: not within {timeout_s} s; {self.graph()}")
             self.executor.spin_once(timeout_sec=0.02)
+
+    def graph(self):
+        """What this peer's graph holds: the nodes and, per topic, its publishers and subscribers
+        (a failed wait says whether discovery or matching is what is missing)."""
+        nodes = sorted(f"{ns.rstrip('/')}/{n}" for n, ns in self.node.get_node_names_and_namespaces())
+        topics = [
+            f"{name} {self.node.count_publishers(name)}/{self.node.count_subscribers(name)}"
+            for name, _types in sorted(self.node.get_topic_names_and_types())
+        ]
+        services = sorted(name for name, _types in self.node.get_service_names_and_types())
+        return f"the graph here: nodes {nodes}; topics (publishers/subscribers) {topics}; services {services}"
 
     def spin_for(self, seconds):
         """Spins for `seconds` (only where time itself is what is tested: beats, a wait)."""
