@@ -4,8 +4,9 @@
 # checks formatting and lints, runs every Rust test (unit, property, the world and skill server,
 # the planner loop, the binary end to end, the viewer and the video), a bounded fuzz of the link's
 # line decoder, the viewer's browser test in headless chromium, and checks the JSON Schemas; then
-# the DDS and link tests inside a private network namespace, and the colcon proof of the ROS
-# package layout.
+# the DDS and link tests inside a private network namespace, the tests with a real ROS 2 (rclpy,
+# rosidl, the r2r backend), colcon with that ROS sourced, and the docker image of ROS sites built
+# and run (its ROS tests, the compose topology of a link run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -137,3 +138,12 @@ tools/ros_test.sh
 step "ROS packages: package.xml (catkin_pkg), colcon list, colcon build with ROS sourced (acres_interfaces too)"
 # shellcheck source=tools/ros_env.sh
 (. tools/ros_env.sh && ACRES_COLCON_ROS=1 tools/colcon_check.sh)
+
+# Docker for ROS sites (issue 23): the CI image built from docker/ros.Dockerfile's own stages with
+# no image registry and no network for docker (dockerd only inside `unshare -n`, loopback alone,
+# no bridge; the base from debootstrap, the ROS layer in a chroot, an offline toolchain), the rclpy
+# tests inside the image, and docker/compose.yaml's topology (vehicle side and harness side in two
+# containers, TLS, the token as a secret) to the end of link_sim_f56. Cached in target/docker-ci;
+# about 10 min cold (docs/field-tests.md).
+step "docker: the ROS CI image, the ROS tests in it, compose up of link_sim_f56 (tools/docker_ci.sh)"
+tools/docker_ci.sh
