@@ -125,8 +125,7 @@ def nodes(tmp_path, request):
     failed = rep is not None and rep.failed
     for p in started:
         if failed:
-            code = p.p.poll()
-            state = "running" if code is None else f"exited with {code}"
+            state = "running" if p.running() else f"exited with {p.p.returncode}"
             tail = "\n".join(p.output().splitlines()[-40:])
             print(f"--- {p.name} ({state}); the end of {p.log_path}:\n{tail}")
         p.close()
