@@ -34,7 +34,7 @@ if [ "$ifaces" != "lo " ]; then
     fi
     export ACRES_LINK_SIM_IN_NETNS=1
     # shellcheck disable=SC2016 # $0 and $@ expand in the inner shell, on purpose
-    exec unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec "$0" run "$@"' "$0" "$@"
+    exec unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; exec "$0" run "$@"' "$0" "$@"
 fi
 
 scenario=$1

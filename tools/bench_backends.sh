@@ -24,7 +24,7 @@ bench() { # bench NAME CARGO-ARGS...: both benchmarks on one backend, inside uns
     echo "== bench_backends: $name"
     # The inner shell expands $ACRES_ROS_LIBPYTHON (exported by ros_env.sh), not this one.
     # shellcheck disable=SC2016
-    unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ACRES_REQUIRE_NETNS=1 RUST_LOG=error LD_PRELOAD="$ACRES_ROS_LIBPYTHON"; exec "$@"' \
+    unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ACRES_REQUIRE_NETNS=1 RUST_LOG=error LD_PRELOAD="$ACRES_ROS_LIBPYTHON"; exec "$@"' \
         sh cargo bench --quiet --workspace --profile test "$@" --bench link_sweeps --bench shield_reaction \
         | tee "$out/$name.txt"
 }

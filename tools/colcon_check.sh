@@ -85,9 +85,9 @@ echo "colcon build took $(( $(date +%s) - start )) s"
 
 echo "== installed executables"
 # The nodes parse their arguments before they create a DDS participant; they run in a private
-# network namespace all the same (NETWORK SAFETY in DESIGN.md), and not at all without one.
+# network namespace all the same (NETWORK SAFETY in ARCHITECTURE.md), and not at all without one.
 unshare -n true 2>/dev/null || { echo "colcon_check: unshare -n is not available; the nodes are not started outside a private network namespace" >&2; exit 2; }
-netns() { unshare -n sh -c 'ip link set lo up; exec "$@"' sh "$@"; }
+netns() { unshare -n sh -c 'set -e; ip link set lo up; exec "$@"' sh "$@"; }
 for exe in acres_core/lib/acres_core/acres_core_node acres_vehicle/lib/acres_vehicle/acres_vehicle_node \
            acres_bridge/lib/acres_bridge/acres_bridge; do
     path="$WS/install/$exe"

@@ -91,7 +91,7 @@ start_dockerd() {
     rm -f "$CI/docker.sock"
     mkdir -p "$CI/data" "$CI/exec"
     # -m: the daemon's mounts (overlay, netns files) stay in its own mount namespace.
-    unshare -n -m --propagation private sh -c 'ip link set lo up; ip link set lo multicast on; exec "$@"' sh \
+    unshare -n -m --propagation private sh -c 'set -e; ip link set lo up; ip link set lo multicast on; exec "$@"' sh \
         dockerd --data-root "$CI/data" --exec-root "$CI/exec" --host "$DOCKER_HOST" \
         --pidfile "$CI/dockerd.pid" --bridge=none --iptables=false --ip6tables=false --ip-masq=false \
         --storage-driver overlay2 >"$CI/dockerd.log" 2>&1 &

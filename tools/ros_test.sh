@@ -41,7 +41,7 @@ python3 tests/ros/check_rosidl_types.py target/acres_msgs_types.json
 took
 
 step "rclpy against the nodes, inside unshare -n (pytest tests/ros)"
-unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec python3 -m pytest -p no:cacheprovider -q -rA tests/ros'
+unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST; exec python3 -m pytest -p no:cacheprovider -q -rA tests/ros'
 took
 
 if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
@@ -59,7 +59,7 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
     in_netns() {
         # The inner shell expands $ACRES_ROS_LIBPYTHON (exported by ros_env.sh), not this one.
         # shellcheck disable=SC2016
-        unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST LD_PRELOAD="$ACRES_ROS_LIBPYTHON"; exec "$@"' sh "$@"
+        unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST LD_PRELOAD="$ACRES_ROS_LIBPYTHON"; exec "$@"' sh "$@"
     }
     nodes=(acres_core_node acres_vehicle_node acres_bridge)
     keep_nodes() { # keep_nodes DIR: the node executables now in target/debug, copied to DIR

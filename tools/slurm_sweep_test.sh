@@ -4,7 +4,11 @@
 # here, inside a private network namespace (loopback only, its own host name), and the array
 # script that `acres-harness sweep --emit slurm` makes for 2 modes x 10 shipped scenarios x 3
 # repeats with the scripted planner in 3 shards, then its merge job (afterok). The merged
-# leaderboard JSON must be byte-identical to the same sweep run in one process.
+# leaderboard JSON must be byte-identical to the same sweep run in one process. Then a sweep
+# whose shard 2 is made to fail: the failed shard ends the array, Slurm kills the merge job whose
+# dependency can never be met (DependencyParameters=kill_invalid_depend), and the script sees it
+# within its deadline. Every wait has a deadline (ACRES_SLURM_DEADLINE_S, default 600 s): a
+# stuck job fails the step with the queue and the logs instead of hanging CI.
 #
 # Usage: tools/slurm_sweep_test.sh [HARNESS]   (default: target/debug/acres-harness)
 set -euo pipefail
@@ -96,6 +100,9 @@ MpiDefault=none
 # Bind the daemons to 127.0.0.1 (NodeAddr, SlurmctldHost), not to every address.
 CommunicationParameters=NoInAddrAny
 ReturnToService=2
+# A job whose dependency can never be met (a failed shard before the merge job's afterok) is
+# killed, not left pending forever.
+DependencyParameters=kill_invalid_depend
 NodeName=acresnode NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000 State=UNKNOWN
 PartitionName=main Nodes=acresnode Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
@@ -123,10 +130,25 @@ record = "none"
 EOF
 "$HARNESS" sweep "$WORK/sweep.toml" --out "$WORK/out" --emit slurm --shards 3 --throttle 3 \
     --harness "$HARNESS" > "$WORK/submit.sh"
+DEADLINE_S=${ACRES_SLURM_DEADLINE_S:-600}
+# wait_jobs JOBS: waits until no job of JOBS (comma-separated) is in the queue; past the
+# deadline it prints the queue, cancels the jobs and fails.
+wait_jobs() {
+    local until=$(( $(date +%s) + DEADLINE_S ))
+    while squeue -h -j "$1" 2>/dev/null | grep -q .; do
+        if [ "$(date +%s)" -ge "$until" ]; then
+            echo "slurm test: jobs $1 still queued after ${DEADLINE_S} s:"
+            squeue -j "$1" -o '%i %T %r' || true
+            scancel "${1//,/ }" || true
+            return 1
+        fi
+        sleep 1
+    done
+}
 t0=$(date +%s)
 read -r array_job merge_job < <(bash "$WORK/submit.sh")
 echo "== submitted array job $array_job (3 shards) and merge job $merge_job"
-while squeue -h -j "$array_job,$merge_job" 2>/dev/null | grep -q .; do sleep 1; done
+wait_jobs "$array_job,$merge_job"
 t1=$(date +%s)
 state=$(sacct -n -X -j "$merge_job" -o State 2>/dev/null | head -n1 | tr -d ' ' || true)
 echo "== the array and the merge job ended after $((t1 - t0)) s (merge job: ${state:-no accounting})"
@@ -148,3 +170,22 @@ if ! cmp "$WORK/out/leaderboard.json" "$WORK/one.json"; then
 fi
 
 echo "== slurm test: the merged leaderboard of 3 Slurm shards is byte-identical to one process's ($(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["runs"])' "$WORK/one.json") runs)"
+
+# A shard made to fail: the harness of shard 2 exits 1 at once. The merge job's dependency can
+# then never be met: Slurm must kill it, and the wait must end well inside the deadline.
+# shellcheck disable=SC2016 # ${SLURM_ARRAY_TASK_ID} and $@ are the wrapper's own.
+printf '#!/bin/sh\nif [ "${SLURM_ARRAY_TASK_ID:-}" = 2 ]; then echo "shard 2: made to fail by the test" >&2; exit 1; fi\nexec "%s" "$@"\n' \
+    "$HARNESS" > "$WORK/failing-harness.sh"
+chmod 755 "$WORK/failing-harness.sh"
+"$HARNESS" sweep "$WORK/sweep.toml" --out "$WORK/fail" --emit slurm --shards 3 --throttle 3 \
+    --harness "$WORK/failing-harness.sh" > "$WORK/submit-fail.sh"
+t3=$(date +%s)
+read -r array_job merge_job < <(bash "$WORK/submit-fail.sh")
+wait_jobs "$array_job,$merge_job"
+t4=$(date +%s)
+merge_state=$(scontrol -o show job "$merge_job" 2>/dev/null | grep -o 'JobState=[A-Z_]* Reason=[A-Za-z_]*' || true)
+echo "== a failed shard: the array and the merge job left the queue after $((t4 - t3)) s (merge job: ${merge_state:-gone})"
+[ ! -e "$WORK/fail/leaderboard.json" ] || { echo "slurm test: the merge ran although shard 2 failed"; exit 1; }
+case "$merge_state" in
+    *JobState=COMPLETED*) echo "slurm test: the merge job completed although shard 2 failed"; exit 1 ;;
+esac

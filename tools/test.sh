@@ -33,7 +33,6 @@ finish() {
 trap finish EXIT
 
 step "the Python virtual environment"
-export ACRES_REQUIRE_PYTHON=1
 # Python packages go into a virtual environment of the project's own (a fresh Debian's system
 # Python refuses `pip install`); its bin/ goes first on PATH so tests that start `python3` get it.
 VENV="${ACRES_VENV:-$PWD/.venv}"
@@ -47,12 +46,13 @@ if ! [ -x "$VENV/bin/python3" ]; then
     fi
 fi
 export PATH="$VENV/bin:$PATH"
+# The tests that need Python modules find this venv's python3 by ACRES_VENV (tests/support/require.rs).
+export ACRES_VENV="$VENV"
 step "installing the Python test packages"
 python3 -m pip install --quiet --disable-pip-version-check -r tools/requirements-test.txt -c tools/constraints-test.txt
 
 # The viewer's and the video's tests need a real browser, ffmpeg/ffprobe and node; Debian's
 # chromium is driven by playwright-core (no browser download), installed in tests/browser/.
-export ACRES_REQUIRE_TOOLS=1
 missing=()
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v ffmpeg >/dev/null && command -v ffprobe >/dev/null || missing+=(ffmpeg)
@@ -77,6 +77,13 @@ cargo clippy --workspace --all-targets --profile test --quiet -- -D warnings
 
 step "cargo test"
 cargo test --workspace
+
+# The tests that need what cargo does not bring (Python modules of the venv, ffmpeg, shellcheck,
+# root for a tmpfs) are #[ignore]d in modules named needs_tools: the plain `cargo test` lists them
+# with their reasons; here, with everything installed above, they run, and fail if a need is not
+# met (tests/support/require.rs). Never a silent pass.
+step "the tests that need the machine's tools (cargo test -- --ignored needs_tools::)"
+cargo test --workspace -- --ignored needs_tools::
 
 # Sweeps on a real one-node Slurm (issue 22): slurm-wlm and munge from Debian (installed by the
 # script when missing), munged + slurmctld + slurmd inside private network/UTS/mount namespaces
@@ -107,7 +114,7 @@ python3 tools/check_launch.py
 step "ROS sites' files: hadolint, actionlint, compose-spec schema, shellcheck (tools/lint_sites.sh)"
 tools/lint_sites.sh
 
-# NETWORK SAFETY (DESIGN.md): the DDS tests run only inside a private network namespace with
+# NETWORK SAFETY (ARCHITECTURE.md): the DDS tests run only inside a private network namespace with
 # loopback alone, every participant restricted to 127.0.0.1. They are #[ignore]d (the plain
 # `cargo test` above lists them as ignored) and fail when run outside one; here they run with
 # --include-ignored under unshare -n (ACRES_REQUIRE_NETNS=1 also makes the benches' skip a failure).
@@ -116,9 +123,9 @@ tools/lint_sites.sh
 # --profile test --bins`, compile nothing new, and the node executables and the harness the DDS,
 # link and viewer tests start are the optimised ones (the unoptimised ones cost minutes to build).
 step "DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
-unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
+unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
 step "link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
-unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test link_faults --test link_protocol --test link_security --test link_sim -- --include-ignored --test-threads=1'
+unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test link_faults --test link_protocol --test link_security --test link_sim -- --include-ignored --test-threads=1'
 
 # The r2r backend is a feature of acres_ros that no workspace member enables (docs/ros.md).
 step "the default build compiles no r2r (tools/no_r2r_check.sh: cargo tree)"

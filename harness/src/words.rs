@@ -11,6 +11,10 @@ macro_rules! words {
                     $($ty::$variant => $word),+
                 }
             }
+
+            /// Every value with its word (all of them: `as_str`'s match is exhaustive), for the
+            /// test that each word is serde's.
+            pub const WORDS: &'static [($ty, &'static str)] = &[$(($ty::$variant, $word)),+];
         }
 
         impl std::fmt::Display for $ty {

@@ -3,8 +3,11 @@
 //! over streamable HTTP on 127.0.0.1 (`tests/mcp_agent.py`): success, pictures, progress
 //! notifications while it waits, a refused tool after the end, a refused second session, the
 //! charged thinking time to the step, and the run folder's tools (validate, score, replay).
-//! Skipped when python3 cannot import `mcp`, unless `ACRES_REQUIRE_PYTHON` is set.
+//! The tests with the SDK and shellcheck are ignored by the plain `cargo test` and run by the
+//! test command; without the SDK they fail (`tests/support/require.rs`).
 
+#[path = "../../tests/support/require.rs"]
+mod require;
 mod support;
 use support::{harness, poll, root, text, Child, TempDir};
 
@@ -17,20 +20,6 @@ use serde_json::Value;
 
 const AGENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_agent.py");
 const BIN: &str = env!("CARGO_BIN_EXE_acres-harness");
-
-/// True when python3 imports the MCP SDK; a missing one fails under `ACRES_REQUIRE_PYTHON`.
-fn sdk_available() -> bool {
-    let out = Command::new("python3").args(["-c", "import mcp"]).output();
-    let ok = matches!(&out, Ok(o) if o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
-            "ACRES_REQUIRE_PYTHON is set but python3 cannot import the MCP SDK (mcp)"
-        );
-        eprintln!("skipping: python3 cannot import the MCP SDK (pip install mcp)");
-    }
-    ok
-}
 
 /// The arguments of an `mcp` run of `scenario` into `out`.
 fn mcp_args(scenario: &str, out: &Path, name: &str) -> Vec<String> {
@@ -100,96 +89,7 @@ fn only_folder(out: &Path) -> PathBuf {
     dirs.pop().unwrap()
 }
 
-#[test]
-fn an_agent_plays_a_scenario_over_stdio_and_its_thinking_time_is_charged_to_the_step() {
-    if !sdk_available() {
-        return;
-    }
-    let out = TempDir::new("mcp-stdio");
-    // Sleeps before the calls: none before the first wait_for_wake, then 1.2 s before read and
-    // 0.7 s before plan (charged as thinking time).
-    let sleeps = [0.0, 1.2, 0.7];
-    let o = Command::new("python3")
-        .arg(AGENT)
-        .args(["--sleeps", "0,1.2,0.7", "stdio", BIN])
-        .args(mcp_args("t1_01_one_field.json", &out, "py-agent"))
-        .current_dir(root())
-        .output()
-        .unwrap();
-    let r = report(&o);
-    check_play(&r);
-    let folder = only_folder(&out);
-    assert!(folder.ends_with("t1_01_one_field__checked__py-agent"), "{folder:?}");
-    // The thinking time: each reply's latency is the sleep (plus the transport), and the mission
-    // clock moved by that latency rounded to the control step between the send and the reply.
-    let rs = rows(&folder);
-    let dt = 0.05;
-    let replies: Vec<&Value> = rs.iter().filter(|r| r["type"] == "model_reply").collect();
-    let sends: Vec<&Value> = rs.iter().filter(|r| r["type"] == "model_send").collect();
-    for (i, want) in [(0usize, sleeps[1]), (1, sleeps[2])] {
-        let reply = replies[i];
-        let latency = reply["latency_s"].as_f64().unwrap();
-        assert!(latency >= want && latency < want + 0.4, "call {i}: latency {latency} for a sleep of {want}");
-        let send = sends.iter().find(|s| s["call"] == reply["call"]).unwrap();
-        let moved = reply["t"].as_f64().unwrap() - send["t"].as_f64().unwrap();
-        let steps = (latency / dt).round();
-        assert!((moved - steps * dt).abs() < 1e-6, "call {i}: the clock moved {moved} s for {latency} s");
-    }
-    assert_eq!(replies[0]["tool_calls"][0]["name"], "read");
-    assert_eq!(replies[1]["tool_calls"][0]["name"], "plan");
-    check_folder(&folder, "py-agent", "mcp-stdio");
-}
-
-#[test]
-fn an_agent_plays_over_streamable_http_and_a_second_session_is_refused() {
-    if !sdk_available() {
-        return;
-    }
-    let out = TempDir::new("mcp-http");
-    let mut args = mcp_args("t1_02_three_fields_deadline.json", &out, "py-http");
-    args.extend(["--http", "0", "--linger-s", "3"].map(String::from));
-    let mut server =
-        Child(Command::new(BIN).args(&args).current_dir(root()).stdout(Stdio::piped()).spawn().unwrap());
-    let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
-    let url = lines.next().unwrap().unwrap();
-    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
-    let mut agent = Command::new("python3")
-        .arg(AGENT)
-        .args(["http", &url])
-        .current_dir(root())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut agent_out = BufReader::new(agent.stdout.take().unwrap()).lines();
-    let connected = agent_out.next().unwrap().unwrap();
-    assert!(connected.contains("connected"), "{connected}");
-    // While the first client plays, the run is its session's: a second session is refused.
-    let second = Command::new("python3").arg(AGENT).args(["second", &url]).output().unwrap();
-    let last = agent_out.map(Result::unwrap).last().unwrap_or_default();
-    assert!(agent.wait().unwrap().success(), "mcp_agent.py http failed: {last}");
-    let r: Value = serde_json::from_str(&last).unwrap();
-    check_play(&r);
-    let s = report(&second);
-    assert_eq!(s["second"], "refused", "{s}");
-    assert!(s["error"].as_str().unwrap().contains("attached to this run already"), "{s}");
-    let status = poll(Duration::from_secs(30), Duration::from_millis(100), || server.0.try_wait().unwrap());
-    assert_eq!(status.map(|s| s.code()), Some(Some(0)), "the server exits 0 after a successful run");
-    check_folder(&only_folder(&out), "py-http", "mcp-http");
-}
-
 const PLAY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/agent_play.sh");
-
-/// The script is shellcheck-clean (shellcheck is required under `ACRES_REQUIRE_TOOLS`).
-#[test]
-fn the_play_script_is_shellcheck_clean() {
-    match Command::new("shellcheck").arg(PLAY).output() {
-        Ok(o) => assert!(o.status.success(), "shellcheck: {}", text(&o)),
-        Err(e) => {
-            assert!(std::env::var_os("ACRES_REQUIRE_TOOLS").is_none(), "ACRES_REQUIRE_TOOLS is set: {e}");
-            eprintln!("skipping: no shellcheck ({e})");
-        }
-    }
-}
 
 #[test]
 fn a_shell_script_plays_a_scenario_through_the_line_protocol() {
@@ -313,4 +213,98 @@ fn line_commands_name_bad_input_and_a_missing_server() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("--agent-name \"a b\""), "{}", text(&o));
+}
+
+/// The tests that need what `cargo` does not bring (see `require`): ignored by the plain
+/// `cargo test`, run by `tools/test.sh` (`-- --ignored needs_tools::`), failing when it is missing.
+mod needs_tools {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs the MCP SDK (mcp) in the test venv, and shellcheck: run by tools/test.sh"]
+    fn an_agent_plays_a_scenario_over_stdio_and_its_thinking_time_is_charged_to_the_step() {
+        require::python("mcp");
+        let out = TempDir::new("mcp-stdio");
+        // Sleeps before the calls: none before the first wait_for_wake, then 1.2 s before read and
+        // 0.7 s before plan (charged as thinking time).
+        let sleeps = [0.0, 1.2, 0.7];
+        let o = Command::new(require::python3())
+            .arg(AGENT)
+            .args(["--sleeps", "0,1.2,0.7", "stdio", BIN])
+            .args(mcp_args("t1_01_one_field.json", &out, "py-agent"))
+            .current_dir(root())
+            .output()
+            .unwrap();
+        let r = report(&o);
+        check_play(&r);
+        let folder = only_folder(&out);
+        assert!(folder.ends_with("t1_01_one_field__checked__py-agent"), "{folder:?}");
+        // The thinking time: each reply's latency is the sleep (plus the transport), and the mission
+        // clock moved by that latency rounded to the control step between the send and the reply.
+        let rs = rows(&folder);
+        let dt = 0.05;
+        let replies: Vec<&Value> = rs.iter().filter(|r| r["type"] == "model_reply").collect();
+        let sends: Vec<&Value> = rs.iter().filter(|r| r["type"] == "model_send").collect();
+        for (i, want) in [(0usize, sleeps[1]), (1, sleeps[2])] {
+            let reply = replies[i];
+            let latency = reply["latency_s"].as_f64().unwrap();
+            assert!(
+                latency >= want && latency < want + 0.4,
+                "call {i}: latency {latency} for a sleep of {want}"
+            );
+            let send = sends.iter().find(|s| s["call"] == reply["call"]).unwrap();
+            let moved = reply["t"].as_f64().unwrap() - send["t"].as_f64().unwrap();
+            let steps = (latency / dt).round();
+            assert!((moved - steps * dt).abs() < 1e-6, "call {i}: the clock moved {moved} s for {latency} s");
+        }
+        assert_eq!(replies[0]["tool_calls"][0]["name"], "read");
+        assert_eq!(replies[1]["tool_calls"][0]["name"], "plan");
+        check_folder(&folder, "py-agent", "mcp-stdio");
+    }
+
+    #[test]
+    #[ignore = "needs the MCP SDK (mcp) in the test venv, and shellcheck: run by tools/test.sh"]
+    fn an_agent_plays_over_streamable_http_and_a_second_session_is_refused() {
+        require::python("mcp");
+        let out = TempDir::new("mcp-http");
+        let mut args = mcp_args("t1_02_three_fields_deadline.json", &out, "py-http");
+        args.extend(["--http", "0", "--linger-s", "3"].map(String::from));
+        let mut server =
+            Child(Command::new(BIN).args(&args).current_dir(root()).stdout(Stdio::piped()).spawn().unwrap());
+        let mut lines = BufReader::new(server.0.stdout.take().unwrap()).lines();
+        let url = lines.next().unwrap().unwrap();
+        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "{url}");
+        let mut agent = Command::new(require::python3())
+            .arg(AGENT)
+            .args(["http", &url])
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut agent_out = BufReader::new(agent.stdout.take().unwrap()).lines();
+        let connected = agent_out.next().unwrap().unwrap();
+        assert!(connected.contains("connected"), "{connected}");
+        // While the first client plays, the run is its session's: a second session is refused.
+        let second = Command::new(require::python3()).arg(AGENT).args(["second", &url]).output().unwrap();
+        let last = agent_out.map(Result::unwrap).last().unwrap_or_default();
+        assert!(agent.wait().unwrap().success(), "mcp_agent.py http failed: {last}");
+        let r: Value = serde_json::from_str(&last).unwrap();
+        check_play(&r);
+        let s = report(&second);
+        assert_eq!(s["second"], "refused", "{s}");
+        assert!(s["error"].as_str().unwrap().contains("attached to this run already"), "{s}");
+        let status =
+            poll(Duration::from_secs(30), Duration::from_millis(100), || server.0.try_wait().unwrap());
+        assert_eq!(status.map(|s| s.code()), Some(Some(0)), "the server exits 0 after a successful run");
+        check_folder(&only_folder(&out), "py-http", "mcp-http");
+    }
+
+    /// The script is shellcheck-clean.
+    #[test]
+    #[ignore = "needs the MCP SDK (mcp) in the test venv, and shellcheck: run by tools/test.sh"]
+    fn the_play_script_is_shellcheck_clean() {
+        require::program("shellcheck", "--version", "apt-get install shellcheck");
+        let o = Command::new("shellcheck").arg(PLAY).output().expect("shellcheck runs");
+        assert!(o.status.success(), "shellcheck: {}", text(&o));
+    }
 }

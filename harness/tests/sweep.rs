@@ -6,6 +6,8 @@
 //! script passes shellcheck and the Kubernetes manifest validates against the Kubernetes API
 //! models (the `kubernetes` package in the test venv).
 
+#[path = "../../tests/support/require.rs"]
+mod require;
 mod support;
 
 use std::collections::BTreeMap;
@@ -280,62 +282,60 @@ fn a_bad_spec_is_refused_with_the_file_and_the_key() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 }
 
-fn python() -> Option<String> {
-    let venv = root().join(".venv/bin/python3");
-    venv.exists().then(|| venv.display().to_string())
-}
+/// The tests that need what `cargo` does not bring (see `require`): ignored by the plain
+/// `cargo test`, run by `tools/test.sh` (`-- --ignored needs_tools::`), failing when it is missing.
+mod needs_tools {
+    use super::*;
 
-#[test]
-fn the_emitted_slurm_script_passes_shellcheck_and_the_k8s_manifest_validates() {
-    let tmp = TempDir::new("sweep-emit");
-    let spec = spec(&tmp, &["t1_01_one_field"], 3);
-    let s = spec.display().to_string();
-    let o = harness(&[
-        "sweep",
-        &s,
-        "--out",
-        "/shared/out",
-        "--emit",
-        "slurm",
-        "--shards",
-        "3",
-        "--throttle",
-        "2",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let script = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        script.contains("--array=1-3%2") && script.contains("--dependency=\"afterok:$array_job\""),
-        "{script}"
-    );
-    let file = tmp.join("submit.sh");
-    std::fs::write(&file, &script).unwrap();
-    let required = std::env::var_os("ACRES_REQUIRE_TOOLS").is_some();
-    match Command::new("shellcheck").arg(&file).output() {
-        Ok(o) => assert!(o.status.success(), "shellcheck:\n{}", text(&o)),
-        Err(e) => assert!(!required, "shellcheck: {e}"),
+    #[test]
+    #[ignore = "needs shellcheck and the Kubernetes models in the test venv: run by tools/test.sh"]
+    fn the_emitted_slurm_script_passes_shellcheck_and_the_k8s_manifest_validates() {
+        let tmp = TempDir::new("sweep-emit");
+        let spec = spec(&tmp, &["t1_01_one_field"], 3);
+        let s = spec.display().to_string();
+        let o = harness(&[
+            "sweep",
+            &s,
+            "--out",
+            "/scratch/out",
+            "--emit",
+            "slurm",
+            "--shards",
+            "3",
+            "--throttle",
+            "2",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let script = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(
+            script.contains("--array=1-3%2") && script.contains("--dependency=\"afterok:$array_job\""),
+            "{script}"
+        );
+        let file = tmp.join("submit.sh");
+        std::fs::write(&file, &script).unwrap();
+        require::program("shellcheck", "--version", "apt-get install shellcheck");
+        let o = Command::new("shellcheck").arg(&file).output().expect("shellcheck runs");
+        assert!(o.status.success(), "shellcheck:\n{}", text(&o));
+        let o = harness(&[
+            "sweep",
+            &s,
+            "--out",
+            "/sweep/out",
+            "--emit",
+            "k8s",
+            "--shards",
+            "3",
+            "--image",
+            "acres:1",
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        let manifest = tmp.join("job.yaml");
+        std::fs::write(&manifest, &o.stdout).unwrap();
+        require::python("yaml, kubernetes");
+        let py = require::python3();
+        let check = root().join("harness/tests/k8s_validate.py");
+        let o = Command::new(py).arg(&check).arg(&manifest).output().unwrap();
+        assert!(o.status.success(), "k8s_validate:\n{}", text(&o));
+        assert!(String::from_utf8_lossy(&o.stdout).contains("2 documents valid"), "{}", text(&o));
     }
-    let o = harness(&[
-        "sweep",
-        &s,
-        "--out",
-        "/sweep/out",
-        "--emit",
-        "k8s",
-        "--shards",
-        "3",
-        "--image",
-        "acres:1",
-    ]);
-    assert!(o.status.success(), "{}", text(&o));
-    let manifest = tmp.join("job.yaml");
-    std::fs::write(&manifest, &o.stdout).unwrap();
-    let Some(py) = python() else {
-        assert!(!required, "no .venv: the test command makes it");
-        return;
-    };
-    let check = root().join("harness/tests/k8s_validate.py");
-    let o = Command::new(py).arg(&check).arg(&manifest).output().unwrap();
-    assert!(o.status.success(), "k8s_validate:\n{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("2 documents valid"), "{}", text(&o));
 }

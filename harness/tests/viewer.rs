@@ -6,9 +6,11 @@
 //! pixels of the picture the video draws); `--world bag` refuses a folder without one; the video
 //! frame's timeline spans `--from` to `--to`.
 //!
-//! The video test needs `ffmpeg` and `ffprobe`; it is skipped (with a message) when they are
-//! missing, unless `ACRES_REQUIRE_TOOLS=1` (set by `tools/test.sh`, which installs them).
+//! The video tests need `ffmpeg` and `ffprobe`: ignored by the plain `cargo test`, run (and
+//! failing without them) by `tools/test.sh`, which installs them.
 
+#[path = "../../tests/support/require.rs"]
+mod require;
 mod support;
 use support::{root, TempDir};
 
@@ -146,15 +148,9 @@ fn view_answers_bad_input_with_exit_2() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a run folder"));
 }
 
-fn have(tool: &str) -> bool {
-    let ok = Command::new(tool).arg("-version").output().is_ok_and(|o| o.status.success());
-    if !ok && std::env::var("ACRES_REQUIRE_TOOLS").is_ok_and(|v| v == "1") {
-        panic!("{tool} is required (ACRES_REQUIRE_TOOLS=1): apt-get install -y ffmpeg");
-    }
-    if !ok {
-        eprintln!("skipped: {tool} is not installed (tools/test.sh installs it)");
-    }
-    ok
+/// Fails the test unless `tool` (ffmpeg, ffprobe) runs.
+fn have(tool: &str) {
+    require::program(tool, "-version", "apt-get install ffmpeg");
 }
 
 /// The video's length computed from the rows: the think windows (request to reply plus 2 s),
@@ -184,81 +180,6 @@ fn expected_duration_s(run: &Path, speed: f64, think_speed: f64, range: Option<(
         }
     }
     (end - from - think) / speed + think / think_speed
-}
-
-#[test]
-fn video_of_a_shipped_run_has_the_size_fps_duration_and_place_error_asked() {
-    if !have("ffmpeg") || !have("ffprobe") {
-        return;
-    }
-    let tmp = TempDir::new("video");
-    let run = make_run(&tmp.0.join("runs"), "scenarios/t1_01_one_field.json");
-    let out = tmp.0.join("one.mp4");
-    let fps = 10.0;
-    let o = harness()
-        .arg("video")
-        .arg(&run)
-        .arg("--out")
-        .arg(&out)
-        .args(["--fps", "10", "--workers", "2"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let probe = Command::new("ffprobe")
-        .args(["-v", "error", "-select_streams", "v:0", "-count_frames", "-of", "json"])
-        .args(["-show_entries", "stream=width,height,r_frame_rate,nb_read_frames:format=duration"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let p: serde_json::Value = serde_json::from_slice(&probe.stdout).unwrap();
-    let st = &p["streams"][0];
-    assert_eq!((st["width"].as_u64(), st["height"].as_u64()), (Some(1920), Some(1080)));
-    assert_eq!(st["r_frame_rate"], "10/1");
-    let expected_s = expected_duration_s(&run, 12.0, 1.0, None);
-    let frames: f64 = st["nb_read_frames"].as_str().unwrap().parse().unwrap();
-    assert_eq!(frames, (expected_s * fps - 1e-9).ceil(), "frames for {expected_s:.3} s at {fps} fps");
-    let duration_s: f64 = p["format"]["duration"].as_str().unwrap().parse().unwrap();
-    assert!(
-        (duration_s - expected_s).abs() <= 1.0 / fps + 0.02,
-        "ffprobe {duration_s} s, expected {expected_s:.3} s"
-    );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(tmp.0.join("one.json")).unwrap()).unwrap();
-    assert_eq!(report["frames"].as_f64(), Some(frames));
-    let place = &report["place_error"];
-    assert!(
-        place["samples"].as_f64().unwrap() >= frames * 0.9,
-        "the vehicle is found in the frames: {place}"
-    );
-    let vehicle_length_m = 5.0;
-    assert!(place["max_m"].as_f64().unwrap() < vehicle_length_m, "{place}");
-    let o = harness()
-        .arg("video")
-        .arg(&run)
-        .args(["--out", "/tmp/never.mp4", "--world", "game"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("no packaged game"));
-
-    // --from/--to: the length of that part of the clock.
-    let part = tmp.0.join("part.mp4");
-    let o = harness()
-        .arg("video")
-        .arg(&run)
-        .arg("--out")
-        .arg(&part)
-        .args(["--fps", "5", "--from", "20", "--to", "80", "--world", "bag"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(tmp.0.join("part.json")).unwrap()).unwrap();
-    let expected_s = expected_duration_s(&run, 12.0, 1.0, Some((20.0, 80.0)));
-    assert_eq!(report["frames"].as_f64(), Some((expected_s * 5.0 - 1e-9).ceil()), "{report}");
-    assert_eq!((report["from_s"].as_f64(), report["to_s"].as_f64()), (Some(20.0), Some(80.0)));
-    assert_eq!(report["world"], "bag");
-    assert!(report["place_error"]["max_m"].as_f64().unwrap() < vehicle_length_m);
 }
 
 /// The pixels of `rgb` in a pixmap, give or take the blending of anti-aliased edges (30 a
@@ -401,18 +322,98 @@ fn run_with_view_prints_the_url_first_and_serves_the_runs_as_they_come() {
     }
 }
 
-#[test]
-fn the_encoder_probe_encodes_a_real_clip_and_rejects_an_encoder_that_cannot_run() {
-    use acres_harness::review::video::encode::{choose, works, Encoder, CHAIN};
-    if !have("ffmpeg") {
-        return;
+/// The tests that need what `cargo` does not bring (see `require`): ignored by the plain
+/// `cargo test`, run by `tools/test.sh` (`-- --ignored needs_tools::`), failing when it is missing.
+mod needs_tools {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs ffmpeg and ffprobe: run by tools/test.sh"]
+    fn video_of_a_shipped_run_has_the_size_fps_duration_and_place_error_asked() {
+        have("ffmpeg");
+        have("ffprobe");
+        let tmp = TempDir::new("video");
+        let run = make_run(&tmp.0.join("runs"), "scenarios/t1_01_one_field.json");
+        let out = tmp.0.join("one.mp4");
+        let fps = 10.0;
+        let o = harness()
+            .arg("video")
+            .arg(&run)
+            .arg("--out")
+            .arg(&out)
+            .args(["--fps", "10", "--workers", "2"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let probe = Command::new("ffprobe")
+            .args(["-v", "error", "-select_streams", "v:0", "-count_frames", "-of", "json"])
+            .args(["-show_entries", "stream=width,height,r_frame_rate,nb_read_frames:format=duration"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let p: serde_json::Value = serde_json::from_slice(&probe.stdout).unwrap();
+        let st = &p["streams"][0];
+        assert_eq!((st["width"].as_u64(), st["height"].as_u64()), (Some(1920), Some(1080)));
+        assert_eq!(st["r_frame_rate"], "10/1");
+        let expected_s = expected_duration_s(&run, 12.0, 1.0, None);
+        let frames: f64 = st["nb_read_frames"].as_str().unwrap().parse().unwrap();
+        assert_eq!(frames, (expected_s * fps - 1e-9).ceil(), "frames for {expected_s:.3} s at {fps} fps");
+        let duration_s: f64 = p["format"]["duration"].as_str().unwrap().parse().unwrap();
+        assert!(
+            (duration_s - expected_s).abs() <= 1.0 / fps + 0.02,
+            "ffprobe {duration_s} s, expected {expected_s:.3} s"
+        );
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(tmp.0.join("one.json")).unwrap()).unwrap();
+        assert_eq!(report["frames"].as_f64(), Some(frames));
+        let place = &report["place_error"];
+        assert!(
+            place["samples"].as_f64().unwrap() >= frames * 0.9,
+            "the vehicle is found in the frames: {place}"
+        );
+        let vehicle_length_m = 5.0;
+        assert!(place["max_m"].as_f64().unwrap() < vehicle_length_m, "{place}");
+        let o = harness()
+            .arg("video")
+            .arg(&run)
+            .args(["--out", "/tmp/never.mp4", "--world", "game"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("no packaged game"));
+
+        // --from/--to: the length of that part of the clock.
+        let part = tmp.0.join("part.mp4");
+        let o = harness()
+            .arg("video")
+            .arg(&run)
+            .arg("--out")
+            .arg(&part)
+            .args(["--fps", "5", "--from", "20", "--to", "80", "--world", "bag"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(tmp.0.join("part.json")).unwrap()).unwrap();
+        let expected_s = expected_duration_s(&run, 12.0, 1.0, Some((20.0, 80.0)));
+        assert_eq!(report["frames"].as_f64(), Some((expected_s * 5.0 - 1e-9).ceil()), "{report}");
+        assert_eq!((report["from_s"].as_f64(), report["to_s"].as_f64()), (Some(20.0), Some(80.0)));
+        assert_eq!(report["world"], "bag");
+        assert!(report["place_error"]["max_m"].as_f64().unwrap() < vehicle_length_m);
     }
-    let tmp = TempDir::new("probe");
-    let mpeg4 = CHAIN.iter().find(|e| e.name == "mpeg4").unwrap();
-    assert!(works(mpeg4, &tmp.0), "mpeg4 is in every ffmpeg build");
-    assert!(!works(&Encoder { name: "no_such_encoder", args: &[] }, &tmp.0));
-    let (chosen, skipped) = choose(&tmp.0).expect("some encoder of the chain works");
-    assert!(works(&chosen, &tmp.0));
-    let at = CHAIN.iter().position(|e| e.name == chosen.name).unwrap();
-    assert_eq!(skipped, CHAIN[..at].iter().map(|e| e.name).collect::<Vec<_>>());
+
+    #[test]
+    #[ignore = "needs ffmpeg and ffprobe: run by tools/test.sh"]
+    fn the_encoder_probe_encodes_a_real_clip_and_rejects_an_encoder_that_cannot_run() {
+        use acres_harness::review::video::encode::{choose, works, Encoder, CHAIN};
+        have("ffmpeg");
+        let tmp = TempDir::new("probe");
+        let mpeg4 = CHAIN.iter().find(|e| e.name == "mpeg4").unwrap();
+        assert!(works(mpeg4, &tmp.0), "mpeg4 is in every ffmpeg build");
+        assert!(!works(&Encoder { name: "no_such_encoder", args: &[] }, &tmp.0));
+        let (chosen, skipped) = choose(&tmp.0).expect("some encoder of the chain works");
+        assert!(works(&chosen, &tmp.0));
+        let at = CHAIN.iter().position(|e| e.name == chosen.name).unwrap();
+        assert_eq!(skipped, CHAIN[..at].iter().map(|e| e.name).collect::<Vec<_>>());
+    }
 }

@@ -1,7 +1,7 @@
 """Support of the rclpy tests: real ROS 2 (rclpy on rmw_fastrtps_cpp, from tools/ros_env.sh)
 against the acres nodes built by cargo (ACRES_BIN_DIR: RustDDS by default, or the r2r build).
 
-NETWORK SAFETY (DESIGN.md): every test here creates DDS participants. The session refuses to
+NETWORK SAFETY (ARCHITECTURE.md): every test here creates DDS participants. The session refuses to
 start unless this process is in a private network namespace whose only interface is `lo` and
 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST is set (tools/test.sh runs pytest under `unshare -n`);
 the nodes get the same variables.
@@ -40,7 +40,7 @@ def pytest_configure(config):
         raise pytest.UsageError(
             f"REFUSED: the rclpy tests create DDS participants and run only inside a private "
             f"network namespace (interfaces here: {ifaces}); run them as tools/test.sh does: "
-            f"unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec python3 -m pytest tests/ros'"
+            f"unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; exec python3 -m pytest tests/ros'"
         )
     if os.environ.get("ROS_AUTOMATIC_DISCOVERY_RANGE") != "LOCALHOST":
         raise pytest.UsageError("REFUSED: ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST is not set")

@@ -20,7 +20,7 @@
 //! network namespace, loopback-only:
 //!
 //! ```text
-//! unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST exec cargo bench -p acres_bridge --bench link_sweeps'
+//! unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST exec cargo bench -p acres_bridge --bench link_sweeps'
 //! ```
 
 use std::process::{Command, Stdio};

@@ -87,7 +87,7 @@ pub fn run(cmd: AgentCommand) -> Result<(), Failure> {
         AgentCommand::End(s) => (s, LineCommand::End {}),
     };
     let reply = request(&socket.socket, &line)
-        .map_err(|e| Failure::input(format!("{}: no agent server answers: {e}", socket.socket.display())))?;
+        .map_err(|e| Failure::env(format!("{}: no agent server answers: {e}", socket.socket.display())))?;
     println!("{reply}");
     if reply["ok"] != Value::Bool(true) {
         return Err(Failure::check("the reply is not ok"));
@@ -107,7 +107,7 @@ fn serve_run(a: &AgentRunArgs, socket: &std::path::Path, linger_s: f64) -> Resul
     let rt = runtime()?;
     let tools: Vec<String> = p.tools.iter().map(|t| t.name.clone()).collect();
     let listener =
-        bind(socket).map_err(|e| Failure::input(format!("{}: cannot listen: {e}", socket.display())))?;
+        bind(socket).map_err(|e| Failure::env(format!("{}: cannot listen: {e}", socket.display())))?;
     let (port, handle) = crate::agents::start(p.run);
     let face = LineFace::new(port, tools, frames);
     println!("{}", socket.display());
@@ -115,7 +115,7 @@ fn serve_run(a: &AgentRunArgs, socket: &std::path::Path, linger_s: f64) -> Resul
     let served = rt
         .block_on(serve(face, listener, socket, linger_s))
         .map_err(|e| Failure::input(format!("{}: cannot serve: {e}", socket.display())));
-    let outcome = handle.join().map_err(|_| Failure::input("the run's thread panicked"))?;
+    let outcome = handle.join().map_err(|_| Failure::env("the run's thread panicked"))?;
     served?;
     finish(outcome)
 }

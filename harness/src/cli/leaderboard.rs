@@ -47,14 +47,14 @@ pub struct LeaderboardArgs {
 fn put(target: &Path, text: &[u8]) -> Result<bool, Failure> {
     if target == Path::new("-") {
         use std::io::Write;
-        std::io::stdout().write_all(text).map_err(|e| Failure::input(format!("stdout: {e}")))?;
+        std::io::stdout().write_all(text).map_err(|e| Failure::env(format!("stdout: {e}")))?;
         return Ok(true);
     }
     if let Some(parent) = target.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| Failure::input(format!("{}: {e}", parent.display())))?;
+        std::fs::create_dir_all(parent).map_err(|e| Failure::env(format!("{}: {e}", parent.display())))?;
     }
     crate::sweep::exec::write_atomic(target, text)
-        .map_err(|e| Failure::input(format!("{}: {e}", target.display())))?;
+        .map_err(|e| Failure::env(format!("{}: {e}", target.display())))?;
     Ok(false)
 }
 

@@ -130,7 +130,7 @@ pub fn prepare(a: &AgentRunArgs, face: &str) -> Result<Prepared, Failure> {
     opts.planner = Some(planner_info(a, face));
     effective_recovery(&sc, &opts).map_err(Failure::from)?;
     std::fs::create_dir_all(&a.out)
-        .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
+        .map_err(|e| Failure::env(format!("{}: cannot create: {e}", a.out.display())))?;
     let mut tools = crate::tools::scenario_tools(a.mode, a.profile, a.operator, &sc);
     if a.read_only {
         tools.retain(|t| READ_ONLY_TOOLS.contains(&t.name.as_str()));
@@ -160,7 +160,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| Failure::input(format!("cannot start the async runtime: {e}")))
+        .map_err(|e| Failure::env(format!("cannot start the async runtime: {e}")))
 }
 
 /// Prints the run's line on stderr (stdout may be the MCP transport); fails when it did not succeed.
@@ -189,8 +189,8 @@ pub fn run(a: McpArgs) -> Result<(), Failure> {
         Some(http_port) => rt.block_on(async {
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", http_port))
                 .await
-                .map_err(|e| Failure::input(format!("--http {http_port}: cannot bind 127.0.0.1: {e}")))?;
-            let addr = listener.local_addr().map_err(|e| Failure::input(e.to_string()))?;
+                .map_err(|e| Failure::env(format!("--http {http_port}: cannot bind 127.0.0.1: {e}")))?;
+            let addr = listener.local_addr().map_err(|e| Failure::env(e.to_string()))?;
             println!("http://{addr}/mcp");
             let _ = std::io::stdout().flush();
             crate::agents::mcp::serve_http(face, listener, a.linger_s)
@@ -199,7 +199,7 @@ pub fn run(a: McpArgs) -> Result<(), Failure> {
         }),
         None => rt.block_on(crate::agents::mcp::serve_stdio(face)).map_err(|e| Failure::input(e.to_string())),
     };
-    let outcome = handle.join().map_err(|_| Failure::input("the run's thread panicked"))?;
+    let outcome = handle.join().map_err(|_| Failure::env("the run's thread panicked"))?;
     served?;
     finish(outcome)
 }

@@ -1,6 +1,8 @@
 //! The commands of `acres-harness`, one module each with a `run()`; `main` only parses and maps
-//! the result to an exit code: 0 ok, 1 a failed check (a run that did not succeed, a folder that
-//! does not validate, a replay that differs), 2 bad input or usage.
+//! the result to an exit code, the same for every command: 0 ok, 1 a failed check (a run that
+//! did not succeed, a folder that does not validate, a replay that differs), 2 bad input or usage
+//! (nothing is run), 3 the environment (a folder that cannot be written, a port that cannot be
+//! bound, a worker that cannot start or was lost, a bridge that cannot be reached).
 //!
 //! ```text
 //! acres-harness run --scenario scenarios --model scripted --mode checked --out runs/a --workers 2
@@ -41,7 +43,7 @@ use clap::{Parser, Subcommand};
 /// An error with its exit code.
 #[derive(Debug)]
 pub struct Failure {
-    /// 1: a check failed; 2: bad input or usage.
+    /// 1: a check failed; 2: bad input or usage; 3: the environment.
     pub code: u8,
     /// What to print.
     pub message: String,
@@ -56,11 +58,31 @@ impl Failure {
     pub fn check(message: impl Into<String>) -> Self {
         Failure { code: 1, message: message.into() }
     }
+    /// The environment: a resource missing, a worker lost, a port taken (exit 3).
+    pub fn env(message: impl Into<String>) -> Self {
+        Failure { code: EXIT_ENVIRONMENT, message: message.into() }
+    }
+}
+
+/// The exit code of a failure of the environment (not of the input, not of a check).
+pub const EXIT_ENVIRONMENT: u8 = 3;
+
+/// True when `e` says the machine failed the run ([`crate::run::Environment`] in its chain).
+pub fn is_environment(e: &anyhow::Error) -> bool {
+    // As an error of the chain, or as the context an error was given.
+    e.downcast_ref::<crate::run::Environment>().is_some()
+        || e.chain().any(|c| c.is::<crate::run::Environment>())
 }
 
 impl From<anyhow::Error> for Failure {
+    /// An error of the environment exits 3; any other error is of the input (exit 2).
     fn from(e: anyhow::Error) -> Self {
-        Failure::input(format!("{e:#}"))
+        let message = format!("{e:#}");
+        if is_environment(&e) {
+            Failure::env(message)
+        } else {
+            Failure::input(message)
+        }
     }
 }
 
@@ -229,12 +251,12 @@ fn models(config: Option<&str>) -> Result<(), Failure> {
 fn learn_costs(map: &Path, out: &Path) -> Result<(), Failure> {
     use acres_farm::{Condition, Map};
     let m = std::sync::Arc::new(Map::load(map).map_err(|e| Failure::input(e.to_string()))?);
-    std::fs::create_dir_all(out).map_err(|e| Failure::input(format!("{}: {e}", out.display())))?;
+    std::fs::create_dir_all(out).map_err(|e| Failure::env(format!("{}: {e}", out.display())))?;
     for c in Condition::ALL {
         let t = crate::planners::planning::learn::learn_table(&m, c)
             .map_err(|e| Failure::input(e.to_string()))?;
         let file = out.join(crate::planners::planning::costs::table_file_name(&m.name, c.as_str()));
-        std::fs::write(&file, t.to_json()).map_err(|e| Failure::input(format!("{}: {e}", file.display())))?;
+        std::fs::write(&file, t.to_json()).map_err(|e| Failure::env(format!("{}: {e}", file.display())))?;
         println!("{}: {} legs", file.display(), t.legs.len());
     }
     Ok(())

@@ -73,7 +73,7 @@ fn smoke(a: &PlannersArgs) -> Result<(), Failure> {
         None => std::env::temp_dir().join(format!("acres-planners-smoke-{}", std::process::id())),
     };
     std::fs::create_dir_all(&out)
-        .map_err(|e| Failure::input(format!("{}: cannot create: {e}", out.display())))?;
+        .map_err(|e| Failure::env(format!("{}: cannot create: {e}", out.display())))?;
     let maps = maps_dir(std::slice::from_ref(&scenario));
     let setup = SmokeSetup { scenario, maps, costs: costs_dir(), out: out.clone() };
     let results = smoke_all(&setup).map_err(Failure::input)?;

@@ -82,8 +82,7 @@ pub fn run(a: ProxyArgs) -> Result<(), Failure> {
     };
     let run_dir = a.run.clone();
     let opts = ProxyOptions { upstream, run_dir, key, pricing, port: a.port, timeout_s: a.timeout_s };
-    let proxy =
-        start(opts).map_err(|e| Failure::input(format!("127.0.0.1:{}: cannot listen: {e}", a.port)))?;
+    let proxy = start(opts).map_err(|e| Failure::env(format!("127.0.0.1:{}: cannot listen: {e}", a.port)))?;
     println!("{}", proxy.url());
     let _ = std::io::stdout().flush();
     eprintln!(

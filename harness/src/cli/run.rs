@@ -15,7 +15,7 @@ use crate::planners::planning::costs::CostTable;
 
 use super::{maps_dir, repo_root, Failure};
 use crate::run::{run_scenario, Planner, RunOptions, RunOutcome};
-use crate::runfolder::rows::{Mode, PlannerInfo, Profile};
+use crate::runfolder::rows::{Mode, PlannerInfo, Profile, World};
 use crate::scenario::{self, RecoveryMode, Scenario};
 
 /// Options of `run`.
@@ -49,8 +49,8 @@ pub struct RunArgs {
     pub profile: Profile,
     /// core (ACRES Core in the process) or link (the bridge node over TCP; the token, if the
     /// bridge wants one, comes from the environment variable ACRES_LINK_TOKEN and is never logged).
-    #[arg(long, default_value = "core")]
-    pub world: String,
+    #[arg(long, default_value = "core", value_parser = parse_world)]
+    pub world: World,
     /// The bridge's host (world link).
     #[arg(long, default_value = "127.0.0.1")]
     pub link_host: String,
@@ -133,7 +133,7 @@ impl GateFile {
         let p =
             std::env::temp_dir().join(format!("acres-gate-{}-{}", std::process::id(), fnv(&cfg.service())));
         std::fs::write(&p, "")
-            .map_err(|e| Failure::input(format!("{}: cannot make the call gate: {e}", p.display())))?;
+            .map_err(|e| Failure::env(format!("{}: cannot make the call gate: {e}", p.display())))?;
         Ok(GateFile(Some(p)))
     }
 }
@@ -158,6 +158,10 @@ pub(crate) fn parse_mode(s: &str) -> Result<Mode, String> {
 pub(crate) fn parse_profile(s: &str) -> Result<Profile, String> {
     serde_json::from_value(json!(s))
         .map_err(|_| format!("unknown profile \"{s}\"; expected vehicle or simulator"))
+}
+
+pub(crate) fn parse_world(s: &str) -> Result<World, String> {
+    serde_json::from_value(json!(s)).map_err(|_| format!("unknown world \"{s}\"; expected core or link"))
 }
 
 pub(crate) fn parse_recovery(s: &str) -> Result<RecoveryMode, String> {
@@ -212,10 +216,9 @@ fn link_options(a: &RunArgs) -> Result<crate::world::link::LinkOptions, Failure>
 
 /// Runs the command.
 pub fn run(a: RunArgs) -> Result<(), Failure> {
-    let link = match a.world.as_str() {
-        "core" => None,
-        "link" => Some(link_options(&a)?),
-        other => return Err(Failure::input(format!("--world {other}: expected core or link"))),
+    let link = match a.world {
+        World::Core => None,
+        World::Link => Some(link_options(&a)?),
     };
     let model = crate::planners::models::resolve(&a.model, &model_dir())
         .map_err(|e| Failure::input(e.to_string()))?;
@@ -274,7 +277,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         crate::run::effective_recovery(sc, &opts).map_err(Failure::from)?;
     }
     std::fs::create_dir_all(&a.out)
-        .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
+        .map_err(|e| Failure::env(format!("{}: cannot create: {e}", a.out.display())))?;
     let view_url = match a.view && !a.child {
         true => Some(super::view::start(
             &a.out,
@@ -333,6 +336,18 @@ fn report(a: &RunArgs, results: &[Summary], view_url: Option<String>) -> Result<
         eprintln!("the viewer stays up at {url} (Ctrl-C to stop)");
         super::view::park();
     }
+    let environment = failed.iter().filter(|r| r.environment).count();
+    for r in failed.iter().filter(|r| r.environment && a.quiet) {
+        // --quiet prints no run lines: the cause of a run the machine failed is still said.
+        eprintln!("acres-harness: {}: {}", r.scenario, r.end);
+    }
+    if environment > 0 {
+        return Err(Failure::env(format!(
+            "{environment} of {} runs could not be made (the machine, not the input or the planner): \
+             see their errors above",
+            results.len()
+        )));
+    }
     if !failed.is_empty() {
         return Err(Failure::check(format!("{} of {} runs did not succeed", failed.len(), results.len())));
     }
@@ -362,6 +377,9 @@ struct Summary {
     success: bool,
     t_s: f64,
     folder: String,
+    /// The run could not be made for a reason of the machine (exit 3).
+    #[serde(default)]
+    environment: bool,
 }
 
 fn summary(sc: &Scenario, r: Result<RunOutcome, anyhow::Error>) -> Summary {
@@ -372,6 +390,7 @@ fn summary(sc: &Scenario, r: Result<RunOutcome, anyhow::Error>) -> Summary {
             success: o.success,
             t_s: o.t_s,
             folder: o.folder.display().to_string(),
+            environment: false,
         },
         Err(e) => Summary {
             scenario: sc.id.clone(),
@@ -379,6 +398,7 @@ fn summary(sc: &Scenario, r: Result<RunOutcome, anyhow::Error>) -> Summary {
             success: false,
             t_s: 0.0,
             folder: String::new(),
+            environment: super::is_environment(&e),
         },
     }
 }
@@ -466,8 +486,7 @@ fn run_workers(
     maps: &Path,
     gate_file: Option<&Path>,
 ) -> Result<Vec<Summary>, Failure> {
-    let exe =
-        std::env::current_exe().map_err(|e| Failure::input(format!("cannot find this program: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| Failure::env(format!("cannot find this program: {e}")))?;
     let progress = Progress::new(scenarios.len(), a.quiet);
     let mut results: Vec<Option<Summary>> = vec![None; scenarios.len()];
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Summary)>();
@@ -482,7 +501,7 @@ fn run_workers(
                 .stdout(Stdio::piped())
                 .stderr(Stdio::inherit())
                 .spawn()
-                .map_err(|e| Failure::input(format!("cannot start a worker: {e}")))?;
+                .map_err(|e| Failure::env(format!("cannot start a worker: {e}")))?;
             let (i, id, tx) = (next, sc.id.clone(), tx.clone());
             std::thread::spawn(move || {
                 // The worker prints one line per run.
@@ -497,13 +516,14 @@ fn run_workers(
                     success: false,
                     t_s: 0.0,
                     folder: String::new(),
+                    environment: true,
                 });
                 let _ = tx.send((i, s));
             });
             running += 1;
             next += 1;
         }
-        let (i, s) = rx.recv().map_err(|e| Failure::input(format!("lost a worker: {e}")))?;
+        let (i, s) = rx.recv().map_err(|e| Failure::env(format!("lost a worker: {e}")))?;
         running -= 1;
         progress.finished(&s);
         results[i] = Some(s);

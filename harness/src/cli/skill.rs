@@ -30,7 +30,7 @@ pub struct SkillArgs {
 pub fn run(a: SkillArgs) -> Result<(), Failure> {
     let dir = a.install.join(SKILL_NAME);
     std::fs::create_dir_all(&dir)
-        .map_err(|e| Failure::input(format!("{}: cannot create: {e}", dir.display())))?;
+        .map_err(|e| Failure::env(format!("{}: cannot create: {e}", dir.display())))?;
     let file = dir.join("SKILL.md");
     std::fs::write(&file, SKILL_MD)
         .map_err(|e| Failure::input(format!("{}: cannot write: {e}", file.display())))?;

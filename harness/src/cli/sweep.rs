@@ -6,7 +6,7 @@
 //! ```text
 //! acres-harness sweep sweep.toml --out sweeps/a --workers 2
 //! acres-harness sweep sweep.toml --out sweeps/a --shard 2/3 --list
-//! acres-harness sweep sweep.toml --out /shared/a --emit slurm --shards 3 --throttle 2 > submit.sh
+//! acres-harness sweep sweep.toml --out /scratch/sweeps/a --emit slurm --shards 3 --throttle 2 > submit.sh
 //! ```
 //!
 //! Exit 0 when every run of the shard is finished (whatever its outcome: a run that fails its
@@ -126,9 +126,9 @@ pub fn run(a: SweepArgs) -> Result<(), Failure> {
     }
     let runs = exec::plan(&spec, &scenarios);
     std::fs::create_dir_all(&a.out)
-        .map_err(|e| Failure::input(format!("{}: cannot create: {e}", a.out.display())))?;
+        .map_err(|e| Failure::env(format!("{}: cannot create: {e}", a.out.display())))?;
     exec::write_plan(&a.out, &spec, &runs)
-        .map_err(|e| Failure::input(format!("{}: cannot write the plan: {e}", a.out.display())))?;
+        .map_err(|e| Failure::env(format!("{}: cannot write the plan: {e}", a.out.display())))?;
     let (todo, total) = exec::todo(&a.out, &runs, shard);
     if a.list {
         let todo_ids: std::collections::BTreeSet<String> = todo.iter().map(|r| r.id.to_string()).collect();

@@ -84,8 +84,8 @@ pub fn start(
     }
     let v = Viewer::new(folder, maps, follow, world)
         .map_err(|e| Failure::input(format!("{}: {e}", folder.display())))?;
-    let addr = viewer::start(v, port)
-        .map_err(|e| Failure::input(format!("cannot serve on 127.0.0.1:{port}: {e}")))?;
+    let addr =
+        viewer::start(v, port).map_err(|e| Failure::env(format!("cannot serve on 127.0.0.1:{port}: {e}")))?;
     let url = format!("http://{addr}/");
     println!("{url}");
     Ok(url)

@@ -30,7 +30,7 @@ use acres_farm::geom::Vec2;
 use crate::planners::Client;
 use crate::runfolder::kinds::Record;
 use crate::runfolder::rows::{EndCode, Identity, Mode, Profile, Row, RunRow, ToolDef, World};
-use crate::runfolder::writer::RunWriter;
+use crate::runfolder::writer::{RunWriter, PARTIAL_SUFFIX};
 use crate::scenario::{Limits, Recovery, RecoveryMode, Scenario, When};
 use crate::world::knowledge::Cell;
 use crate::world::{CoreWorld, WorldPort};
@@ -200,16 +200,28 @@ pub fn run_scenario(
 ) -> anyhow::Result<RunOutcome> {
     let name = crate::runfolder::folder_name(&sc.id, opts.mode.as_str(), &opts.model);
     let secrets = crate::runfolder::Secrets::from_env().with_vars(&opts.secret_vars);
-    let writer = RunWriter::recreate_with_secrets(&opts.out, &name, secrets)
-        .with_context(|| format!("creating the run folder {name}"))?;
+    // The run writes into <name>.partial; a finished <name> stays until this run has ended.
+    let writer = RunWriter::create_partial(&opts.out, &name, secrets)
+        .map_err(|e| Environment(format!("creating the run folder {name}{PARTIAL_SUFFIX}: {e}")))?;
     let folder = writer.path().to_path_buf();
     let world: Box<dyn WorldPort> = match &opts.link {
         None => Box::new(CoreWorld::new(sc, opts.seed)),
-        Some(l) => {
-            Box::new(crate::world::link::LinkWorld::connect(sc, l).context("attaching to the bridge")?)
+        Some(l) => match crate::world::link::LinkWorld::connect(sc, l) {
+            Ok(w) => Box::new(w),
+            Err(e) => {
+                // Nothing was written: the partial folder goes, an earlier <name> is untouched.
+                let _ = crate::runfolder::writer::discard(&opts.out, &name);
+                return Err(anyhow::Error::new(e).context(Environment("attaching to the bridge".into())));
+            }
+        },
+    };
+    let recovery = match effective_recovery(sc, opts) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = crate::runfolder::writer::discard(&opts.out, &name);
+            return Err(e);
         }
     };
-    let recovery = effective_recovery(sc, opts)?;
     let tools = crate::tools::scenario_tools(opts.mode, opts.profile, opts.operator, sc);
     let system = system_text(sc, opts.mode, opts.profile);
     let limits = effective_limits(sc, opts);
@@ -237,8 +249,26 @@ pub fn run_scenario(
     let (end, success, digest, t_s) = lp.finish();
     lp.st.finish_recording();
     lp.st.port_mut().end(end.as_str());
+    if let Some(e) = lp.st.writer.write_failure().map(String::from) {
+        // An incomplete folder never replaces a finished one: it stays <name>.partial.
+        return Err(anyhow::Error::new(Environment(format!(
+            "the run folder {} could not be written whole ({e}): it is kept as it is, marked incomplete; \
+             an earlier {name} is untouched",
+            folder.display()
+        ))));
+    }
+    drop(lp);
+    let folder = crate::runfolder::writer::publish(&opts.out, &name).map_err(|e| {
+        Environment(format!("{}: cannot give the ended run its name {name}: {e}", folder.display()))
+    })?;
     Ok(RunOutcome { folder, end, success, digest, t_s })
 }
+
+/// A run could not be made for a reason of the machine, not of its input: a folder that cannot
+/// be written, a bridge that cannot be reached (the command line's exit code 3).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Environment(pub String);
 
 fn run_row(
     sc: &Scenario,

@@ -204,19 +204,28 @@ mod tests {
 
     #[test]
     fn words_match_serde() {
-        let check = |word: &str, json: serde_json::Value| assert_eq!(json, serde_json::json!(word));
-        check(Mode::Checked.as_str(), serde_json::to_value(Mode::Checked).unwrap());
-        check(WakeReason::SkillEnded.as_str(), serde_json::to_value(WakeReason::SkillEnded).unwrap());
-        check(Stop::ToolUse.as_str(), serde_json::to_value(Stop::ToolUse).unwrap());
-        check(PlanSource::PlanChecker.as_str(), serde_json::to_value(PlanSource::PlanChecker).unwrap());
-        check(BlockKind::ToolResult.as_str(), serde_json::to_value(BlockKind::ToolResult).unwrap());
-        check(Record::Interface.as_str(), serde_json::to_value(Record::Interface).unwrap());
-        for code in EndCode::ALL {
-            check(code.as_str(), serde_json::to_value(code).unwrap());
+        // Every variant of every enum with hand-written words: a typo in one fails here.
+        fn all<T: Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug + Copy>(
+            words: &[(T, &str)],
+        ) -> usize {
+            for (value, word) in words {
+                assert_eq!(serde_json::to_value(value).unwrap(), serde_json::json!(word), "{value:?}");
+                assert_eq!(&serde_json::from_value::<T>(serde_json::json!(word)).unwrap(), value, "{word}");
+            }
+            words.len()
         }
-        check(
-            ReasoningLogged::NotOffered.as_str(),
-            serde_json::to_value(ReasoningLogged::NotOffered).unwrap(),
-        );
+        let n = all(Mode::WORDS)
+            + all(Profile::WORDS)
+            + all(World::WORDS)
+            + all(EndCode::WORDS)
+            + all(WakeReason::WORDS)
+            + all(Stop::WORDS)
+            + all(PlanSource::WORDS)
+            + all(BlockKind::WORDS)
+            + all(View::WORDS)
+            + all(ReasoningLogged::WORDS)
+            + all(Record::WORDS);
+        assert!(n > 40, "{n} words");
+        assert_eq!(EndCode::WORDS.len(), EndCode::ALL.len());
     }
 }

@@ -1,9 +1,14 @@
 //! The writer of a run folder: rows to `run.jsonl`, pictures to `frames/`.
 //!
 //! [`RunWriter::create`] makes `<out>/<folder_name>/` and `frames/`. It refuses a folder that
-//! already holds `run.jsonl` (`io::ErrorKind::AlreadyExists`): rows of two runs never mix. The
-//! harness removes an existing folder of the same name before a new run, with
-//! [`RunWriter::recreate`].
+//! already holds `run.jsonl` (`io::ErrorKind::AlreadyExists`): rows of two runs never mix.
+//!
+//! A run never destroys a finished folder before it has ended itself: it writes into
+//! `<folder_name>.partial/` ([`RunWriter::create_partial`]), and only when it has ended does
+//! [`publish`] give it its name, replacing a folder of that name at that moment. A run that fails
+//! before its first row removes its partial folder ([`discard`]); a killed run leaves it, an
+//! incomplete run folder that `validate` and `score` show as such; a run whose rows could not all
+//! be written (a full disk) is not published ([`RunWriter::write_failure`]).
 //!
 //! Each [`RunWriter::write`] writes one whole line with one `write` call on an unbuffered file, so
 //! a killed run leaves every row written so far, and no half row unless the OS fails mid-write.
@@ -21,6 +26,9 @@ use serde_json::Value;
 
 use super::rows::Row;
 use super::{frame_file, is_frame_id, FRAMES_DIR, MAX_LINE_BYTES, RUN_FILE};
+
+/// The suffix of a run folder while its run goes on (also the suffix of a sweep's run).
+pub const PARTIAL_SUFFIX: &str = ".partial";
 
 /// What replaces a secret value.
 pub const REDACTED: &str = "[redacted]";
@@ -150,6 +158,46 @@ pub struct RunWriter {
     file: File,
     secrets: Secrets,
     rows: u64,
+    /// The first write that failed (a row or a picture), if any.
+    failure: Option<String>,
+}
+
+/// `<out>/<folder_name>.partial`: where a run writes until it has ended.
+pub fn partial_path(out: &Path, folder_name: &str) -> PathBuf {
+    out.join(format!("{folder_name}{PARTIAL_SUFFIX}"))
+}
+
+/// Gives the ended run's `<out>/<folder_name>.partial/` its name `<out>/<folder_name>/`. A folder
+/// of that name (an earlier run) is moved aside to a hidden name first and removed once the new
+/// one has its name, so a crash in between loses neither. Returns the final folder.
+pub fn publish(out: &Path, folder_name: &str) -> io::Result<PathBuf> {
+    let partial = partial_path(out, folder_name);
+    let dest = out.join(folder_name);
+    let aside = out.join(format!(".{folder_name}.replaced-{}", std::process::id()));
+    let had_old = dest.exists();
+    if had_old {
+        fs::rename(&dest, &aside)?;
+    }
+    if let Err(e) = fs::rename(&partial, &dest) {
+        if had_old {
+            // Put the earlier run back: nothing is lost.
+            let _ = fs::rename(&aside, &dest);
+        }
+        return Err(e);
+    }
+    if had_old {
+        fs::remove_dir_all(&aside)?;
+    }
+    Ok(dest)
+}
+
+/// Removes the partial folder of a run that failed before it wrote a row (nothing of value).
+pub fn discard(out: &Path, folder_name: &str) -> io::Result<()> {
+    let partial = partial_path(out, folder_name);
+    match fs::remove_dir_all(&partial) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
 }
 
 impl RunWriter {
@@ -185,7 +233,16 @@ impl RunWriter {
                     e
                 }
             })?;
-        Ok(RunWriter { folder, file, secrets, rows: 0 })
+        Ok(RunWriter { folder, file, secrets, rows: 0, failure: None })
+    }
+
+    /// Creates `<out>/<folder_name>.partial/` as [`RunWriter::create`] does: the folder of a run
+    /// that goes on. A partial folder left by a killed run of the same name is removed first (it
+    /// never was a result); a finished `<out>/<folder_name>/` is left alone until [`publish`].
+    pub fn create_partial(out: &Path, folder_name: &str, secrets: Secrets) -> io::Result<RunWriter> {
+        let partial = format!("{folder_name}{PARTIAL_SUFFIX}");
+        discard(out, folder_name)?;
+        Self::create_with_secrets(out, &partial, secrets)
     }
 
     /// Removes `<out>/<folder_name>/` if it exists, then creates it as [`RunWriter::create`].
@@ -212,6 +269,20 @@ impl RunWriter {
         self.rows
     }
 
+    /// The first write that failed (a row or a picture: the folder is incomplete), if any.
+    pub fn write_failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    fn note_failure<T>(&mut self, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r {
+            if self.failure.is_none() && e.kind() != io::ErrorKind::InvalidInput {
+                self.failure = Some(e.to_string());
+            }
+        }
+        r
+    }
+
     /// Writes one row as one line, at once. A row longer than
     /// [`MAX_LINE_BYTES`] is refused with `InvalidData`.
     pub fn write(&mut self, row: &Row) -> io::Result<()> {
@@ -223,7 +294,8 @@ impl RunWriter {
         }
         line.push('\n');
         // One write of the whole line to an unbuffered file: the OS has it when this returns.
-        self.file.write_all(line.as_bytes())?;
+        let written = self.file.write_all(line.as_bytes());
+        self.note_failure(written)?;
         self.rows += 1;
         Ok(())
     }
@@ -235,8 +307,10 @@ impl RunWriter {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("bad frame id {id:?}")));
         }
         let file = frame_file(id);
-        let mut out = OpenOptions::new().write(true).create_new(true).open(self.folder.join(&file))?;
-        out.write_all(png)?;
+        let path = self.folder.join(&file);
+        let written =
+            OpenOptions::new().write(true).create_new(true).open(path).and_then(|mut out| out.write_all(png));
+        self.note_failure(written)?;
         Ok(file)
     }
 }

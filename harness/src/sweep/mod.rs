@@ -34,8 +34,8 @@ pub use spec::{Spec, SpecError};
 /// shards), read by the leaderboard to name the missing runs.
 pub const PLAN_FILE: &str = "sweep.plan.json";
 
-/// The suffix of a run being made.
-pub const PARTIAL_SUFFIX: &str = ".partial";
+/// The suffix of a run being made (the run folder's own, [`crate::runfolder::writer::PARTIAL_SUFFIX`]).
+pub use crate::runfolder::writer::PARTIAL_SUFFIX;
 
 /// The model name of classical runs (no model).
 pub const NO_MODEL: &str = "none";

@@ -276,8 +276,12 @@ impl<'a> RunState<'a> {
     /// Writes a row; a failed write is reported once on stderr (the run goes on; validate will
     /// report the folder).
     pub fn log(&mut self, row: Row) {
+        // Said once: after the first failed write (a full disk) the folder is incomplete anyway.
+        let failed_before = self.writer.write_failure().is_some();
         if let Err(e) = self.writer.write(&row) {
-            eprintln!("acres-harness: cannot write {}: {e}", self.writer.path().display());
+            if !failed_before {
+                eprintln!("acres-harness: cannot write {}: {e}", self.writer.path().display());
+            }
         }
         if let Some(r) = self.recorder.as_mut() {
             let result = r.on_row(row);

@@ -2,7 +2,7 @@
 //! `acres_vehicle` (`default`, `pure_pursuit`) and the **process plugin** — an external process
 //! in any language that steers over the line protocol of `docs/local-planner-protocol.md`.
 //!
-//! The vehicle library knows no JSON-lines (DESIGN.md), so the plugin lives here, outside it,
+//! The vehicle library knows no JSON-lines (ARCHITECTURE.md, "The contract"), so the plugin lives here, outside it,
 //! and reaches the skill server only as a [`LocalPlannerFactory`] of
 //! [`acres_vehicle::local_planner::LocalPlanner`] trait objects
 //! (`SkillServer::set_local_planner`).

@@ -5,9 +5,11 @@
 //! The values are the crate's deterministic examples (strings with non-ASCII letters, sequences
 //! of structs, byte arrays and sequences, `bool`/`uint8` before `float64`), handed to Python as
 //! the crate's own JSON. No DDS participant is created: serialization needs none.
-//! Skips, with a message on stderr, when `python3` cannot import cyclonedds (fails instead when
-//! `ACRES_REQUIRE_PYTHON` is set, as the project's test command does).
+//! Ignored by the plain `cargo test` (it needs cyclonedds); the test command runs it, and it
+//! fails without cyclonedds (`tests/support/require.rs`).
 
+#[path = "../../../tests/support/require.rs"]
+mod require;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -17,30 +19,6 @@ use acres_msgs::{for_each_message, Message};
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cyclone_cdr.py");
 /// Example values per message type.
 const SEEDS: u64 = 12;
-
-/// True when cyclonedds can be imported; with `ACRES_REQUIRE_PYTHON` set, a missing package
-/// fails the test instead of skipping it.
-fn cyclone_available() -> bool {
-    let ok = match Command::new("python3").args(["-c", "import cyclonedds.idl"]).output() {
-        Ok(out) if out.status.success() => true,
-        Ok(out) => {
-            eprintln!(
-                "skipping: python3 cannot import cyclonedds: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("skipping: python3 not runnable: {e}");
-            false
-        }
-    };
-    assert!(
-        ok || std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
-        "ACRES_REQUIRE_PYTHON is set but python3 cannot import cyclonedds"
-    );
-    ok
-}
 
 /// One value to serialize on both sides.
 struct Case {
@@ -74,7 +52,7 @@ macro_rules! dds_names {
 fn cyclone(cases: &[Case]) -> Vec<Vec<u8>> {
     let input: Vec<serde_json::Value> =
         cases.iter().map(|c| serde_json::json!({"type": c.dds_name, "value": c.json})).collect();
-    let mut child = Command::new("python3")
+    let mut child = Command::new(require::python3())
         .arg(SCRIPT)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -101,80 +79,88 @@ fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-#[test]
-fn every_message_serializes_byte_for_byte_as_cyclone_dds_does() {
-    if !cyclone_available() {
-        return;
-    }
-    let cases = for_each_message!(cases);
-    let theirs = cyclone(&cases);
-    assert_eq!(theirs.len(), cases.len());
-    let mut mismatches = Vec::new();
-    for (case, theirs) in cases.iter().zip(&theirs) {
-        if case.ours != *theirs {
-            mismatches.push(format!(
-                "{}: ours {} cyclone {} for {}",
-                case.dds_name,
-                hex(&case.ours),
-                hex(theirs),
-                case.json
-            ));
+/// The tests that need what `cargo` does not bring (see `require`): ignored by the plain
+/// `cargo test`, run by `tools/test.sh` (`-- --ignored needs_tools::`), failing when it is missing.
+mod needs_tools {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs cyclonedds in the test venv: run by tools/test.sh"]
+    fn every_message_serializes_byte_for_byte_as_cyclone_dds_does() {
+        require::python("cyclonedds.idl");
+        let cases = for_each_message!(cases);
+        let theirs = cyclone(&cases);
+        assert_eq!(theirs.len(), cases.len());
+        let mut mismatches = Vec::new();
+        for (case, theirs) in cases.iter().zip(&theirs) {
+            if case.ours != *theirs {
+                mismatches.push(format!(
+                    "{}: ours {} cyclone {} for {}",
+                    case.dds_name,
+                    hex(&case.ours),
+                    hex(theirs),
+                    case.json
+                ));
+            }
         }
+        assert!(
+            mismatches.is_empty(),
+            "{} of {} differ:\n{}",
+            mismatches.len(),
+            cases.len(),
+            mismatches.join("\n")
+        );
+        // The examples reach the cases the layout is about.
+        let has = |name: &str, pred: &dyn Fn(&serde_json::Value) -> bool| {
+            cases.iter().any(|c| c.dds_name.ends_with(name) && pred(&c.json))
+        };
+        let non_empty = |v: &serde_json::Value, k: &str| v[k].as_array().is_some_and(|a| !a.is_empty());
+        assert!(has("::TFMessage_", &|v| non_empty(v, "transforms")), "a TFMessage with transforms");
+        assert!(
+            has("::PointCloud2_", &|v| non_empty(v, "fields") && non_empty(v, "data")),
+            "a cloud with data"
+        );
+        assert!(has("::Observation_", &|v| non_empty(v, "coverage") && non_empty(v, "scouted")));
+        assert!(
+            has("::Header_", &|v| v["frame_id"].as_str().is_some_and(|s| !s.is_ascii())),
+            "a non-ASCII string"
+        );
     }
-    assert!(
-        mismatches.is_empty(),
-        "{} of {} differ:\n{}",
-        mismatches.len(),
-        cases.len(),
-        mismatches.join("\n")
-    );
-    // The examples reach the cases the layout is about.
-    let has = |name: &str, pred: &dyn Fn(&serde_json::Value) -> bool| {
-        cases.iter().any(|c| c.dds_name.ends_with(name) && pred(&c.json))
-    };
-    let non_empty = |v: &serde_json::Value, k: &str| v[k].as_array().is_some_and(|a| !a.is_empty());
-    assert!(has("::TFMessage_", &|v| non_empty(v, "transforms")), "a TFMessage with transforms");
-    assert!(has("::PointCloud2_", &|v| non_empty(v, "fields") && non_empty(v, "data")), "a cloud with data");
-    assert!(has("::Observation_", &|v| non_empty(v, "coverage") && non_empty(v, "scouted")));
-    assert!(
-        has("::Header_", &|v| v["frame_id"].as_str().is_some_and(|s| !s.is_ascii())),
-        "a non-ASCII string"
-    );
-}
 
-#[test]
-fn cyclone_script_defines_exactly_the_messages_of_the_crate() {
-    if !cyclone_available() {
-        return;
+    #[test]
+    #[ignore = "needs cyclonedds in the test venv: run by tools/test.sh"]
+    fn cyclone_script_defines_exactly_the_messages_of_the_crate() {
+        require::python("cyclonedds.idl");
+        let out = Command::new(require::python3()).arg(SCRIPT).arg("--list").output().expect("run python3");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let mut theirs: Vec<String> =
+            String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+        let mut ours: Vec<String> = for_each_message!(dds_names).into_iter().map(str::to_string).collect();
+        theirs.sort();
+        ours.sort();
+        assert_eq!(ours, theirs);
     }
-    let out = Command::new("python3").arg(SCRIPT).arg("--list").output().expect("run python3");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let mut theirs: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
-    let mut ours: Vec<String> = for_each_message!(dds_names).into_iter().map(str::to_string).collect();
-    theirs.sort();
-    ours.sort();
-    assert_eq!(ours, theirs);
-}
 
-#[test]
-fn a_float64_after_a_bool_is_aligned_to_8_as_in_cyclone() {
-    if !cyclone_available() {
-        return;
+    #[test]
+    #[ignore = "needs cyclonedds in the test venv: run by tools/test.sh"]
+    fn a_float64_after_a_bool_is_aligned_to_8_as_in_cyclone() {
+        require::python("cyclonedds.idl");
+        // Observation: `shield_holding` (bool) is followed by `hold_since_s` (float64).
+        let obs = acres_msgs::acres_interfaces::Observation {
+            shield_holding: true,
+            hold_since_s: 12.25,
+            header: acres_msgs::std_msgs::Header { frame_id: "map".into(), ..Default::default() },
+            ..Default::default()
+        };
+        let ours = obs.encode();
+        let theirs = cyclone(&[Case {
+            dds_name: acres_msgs::acres_interfaces::Observation::DDS_NAME,
+            json: serde_json::to_value(&obs).unwrap(),
+            ours: ours.clone(),
+        }]);
+        assert_eq!(hex(&ours), hex(&theirs[0]));
+        let at =
+            ours.windows(8).position(|w| w == 12.25f64.to_le_bytes()).expect("hold_since_s is in the bytes");
+        assert_eq!((at - 4) % 8, 0, "float64 aligned to 8 from the header's end");
     }
-    // Observation: `shield_holding` (bool) is followed by `hold_since_s` (float64).
-    let obs = acres_msgs::acres_interfaces::Observation {
-        shield_holding: true,
-        hold_since_s: 12.25,
-        header: acres_msgs::std_msgs::Header { frame_id: "map".into(), ..Default::default() },
-        ..Default::default()
-    };
-    let ours = obs.encode();
-    let theirs = cyclone(&[Case {
-        dds_name: acres_msgs::acres_interfaces::Observation::DDS_NAME,
-        json: serde_json::to_value(&obs).unwrap(),
-        ours: ours.clone(),
-    }]);
-    assert_eq!(hex(&ours), hex(&theirs[0]));
-    let at = ours.windows(8).position(|w| w == 12.25f64.to_le_bytes()).expect("hold_since_s is in the bytes");
-    assert_eq!((at - 4) % 8, 0, "float64 aligned to 8 from the header's end");
 }

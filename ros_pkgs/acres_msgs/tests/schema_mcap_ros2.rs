@@ -7,9 +7,11 @@
 //! names hold `_`, which the rosidl message parser refuses (rosbag2 records such types with
 //! `ros2idl` schemas instead); the topics acres records are all plain messages.
 //!
-//! Skips, with a message on stderr, when `python3` cannot import mcap_ros2 (fails instead when
-//! `ACRES_REQUIRE_PYTHON` is set, as the project's test command does).
+//! Ignored by the plain `cargo test` (it needs mcap-ros2-support); the test command runs it, and
+//! it fails without it (`tests/support/require.rs`).
 
+#[path = "../../../tests/support/require.rs"]
+mod require;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -19,28 +21,6 @@ use acres_msgs::{for_each_message, Message};
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcap_ros2_decode.py");
 /// Example values per message type.
 const SEEDS: u64 = 6;
-
-fn mcap_ros2_available() -> bool {
-    let ok = match Command::new("python3").args(["-c", "import mcap_ros2._dynamic"]).output() {
-        Ok(out) if out.status.success() => true,
-        Ok(out) => {
-            eprintln!(
-                "skipping: python3 cannot import mcap_ros2: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("skipping: python3 not runnable: {e}");
-            false
-        }
-    };
-    assert!(
-        ok || std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
-        "ACRES_REQUIRE_PYTHON is set but python3 cannot import mcap_ros2 (mcap-ros2-support)"
-    );
-    ok
-}
 
 /// One value: what the reader gets, and what it must give back.
 struct Case {
@@ -84,35 +64,40 @@ macro_rules! cases {
     }};
 }
 
-#[test]
-fn the_mcap_ros2_reader_decodes_every_message_with_its_schema_text() {
-    if !mcap_ros2_available() {
-        return;
+/// The tests that need what `cargo` does not bring (see `require`): ignored by the plain
+/// `cargo test`, run by `tools/test.sh` (`-- --ignored needs_tools::`), failing when it is missing.
+mod needs_tools {
+    use super::*;
+
+    #[test]
+    #[ignore = "needs mcap-ros2-support in the test venv: run by tools/test.sh"]
+    fn the_mcap_ros2_reader_decodes_every_message_with_its_schema_text() {
+        require::python("mcap_ros2._dynamic");
+        let (cases, left_out) = for_each_message!(cases);
+        // CancelGoal request and response, and the Skill action's eight types.
+        assert_eq!(left_out, 10);
+        let input: Vec<&serde_json::Value> = cases.iter().map(|c| &c.input).collect();
+        let body = serde_json::to_vec(&input).expect("json");
+        let mut child = Command::new(require::python3())
+            .arg(SCRIPT)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start python3");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let writer = std::thread::spawn(move || stdin.write_all(&body));
+        let out = child.wait_with_output().expect("wait for python3");
+        writer.join().expect("writer thread").expect("write stdin");
+        assert!(out.status.success(), "mcap_ros2_decode.py failed: {}", String::from_utf8_lossy(&out.stderr));
+        let decoded: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("a JSON array");
+        assert_eq!(decoded.len(), cases.len());
+        let wrong: Vec<String> = cases
+            .iter()
+            .zip(&decoded)
+            .filter(|(c, d)| c.expected != **d)
+            .map(|(c, d)| format!("{}:\n  encoded {}\n  decoded {d}", c.ros_name, c.expected))
+            .collect();
+        assert!(wrong.is_empty(), "{} of {} differ:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
     }
-    let (cases, left_out) = for_each_message!(cases);
-    // CancelGoal request and response, and the Skill action's eight types.
-    assert_eq!(left_out, 10);
-    let input: Vec<&serde_json::Value> = cases.iter().map(|c| &c.input).collect();
-    let body = serde_json::to_vec(&input).expect("json");
-    let mut child = Command::new("python3")
-        .arg(SCRIPT)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start python3");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let writer = std::thread::spawn(move || stdin.write_all(&body));
-    let out = child.wait_with_output().expect("wait for python3");
-    writer.join().expect("writer thread").expect("write stdin");
-    assert!(out.status.success(), "mcap_ros2_decode.py failed: {}", String::from_utf8_lossy(&out.stderr));
-    let decoded: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("a JSON array");
-    assert_eq!(decoded.len(), cases.len());
-    let wrong: Vec<String> = cases
-        .iter()
-        .zip(&decoded)
-        .filter(|(c, d)| c.expected != **d)
-        .map(|(c, d)| format!("{}:\n  encoded {}\n  decoded {d}", c.ros_name, c.expected))
-        .collect();
-    assert!(wrong.is_empty(), "{} of {} differ:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
 }

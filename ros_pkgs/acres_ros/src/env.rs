@@ -9,7 +9,7 @@
 //!
 //! With `LOCALHOST` the participant is built with only the loopback address
 //! (`with_only_networks([127.0.0.1])`): it announces and listens on loopback only. That is how
-//! every test runs (inside a private network namespace as well; see `DESIGN.md`).
+//! every test runs (inside a private network namespace as well; see "Network safety" in `ARCHITECTURE.md`).
 
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -103,7 +103,7 @@ pub fn namespace_interfaces() -> Vec<String> {
 
 /// True when `lo` is the only interface of this process's network namespace: the NETWORK SAFETY
 /// gate that every test, script and benchmark starting DDS participants passes first (they run
-/// under `unshare -n`; see DESIGN.md).
+/// under `unshare -n`; see ARCHITECTURE.md, "Network safety").
 pub fn in_loopback_only_netns() -> bool {
     namespace_interfaces() == ["lo"]
 }

@@ -3,7 +3,7 @@
 //! the tests that compare with a Python reference. No node calls it; it is always compiled (std
 //! only, no feature) so that the test builds and the node builds share one acres_ros.
 //!
-//! NETWORK SAFETY (DESIGN.md): a test that creates DDS participants is
+//! NETWORK SAFETY (ARCHITECTURE.md): a test that creates DDS participants is
 //! `#[ignore = "needs a private network namespace: ..."]` (so a plain `cargo test` lists it as
 //! ignored, never as passed) and calls [`assert_private_netns`] first, which fails it outside one;
 //! `tools/test.sh` runs such tests with `--include-ignored` under `unshare -n`. A benchmark calls
@@ -19,7 +19,7 @@ pub fn assert_private_netns(what: &str) {
     if !crate::env::in_loopback_only_netns() {
         let ifaces = crate::env::namespace_interfaces();
         panic!(
-            "\n!!!! {what} REFUSED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test ... -- --include-ignored'\n"
+            "\n!!!! {what} REFUSED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; exec cargo test ... -- --include-ignored'\n"
         );
     }
 }
@@ -34,7 +34,7 @@ pub fn require_private_netns(what: &str) -> bool {
     }
     let ifaces = crate::env::namespace_interfaces();
     let msg = format!(
-        "\n!!!! {what} SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo test ...'\n"
+        "\n!!!! {what} SKIPPED: not inside a private network namespace (interfaces {ifaces:?}).\n!!!! Run it as tools/test.sh does: unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; exec cargo test ...'\n"
     );
     if std::env::var("ACRES_REQUIRE_NETNS").as_deref() == Ok("1") {
         panic!("{msg}");
@@ -101,29 +101,4 @@ pub fn workspace_bin(name: &str, build_hint: &str) -> PathBuf {
     let p = exe.parent().and_then(Path::parent).expect("target dir").join(name);
     assert!(p.exists(), "{} is not built: {build_hint} first", p.display());
     p
-}
-
-/// True when `python3` can run `import <modules>` (e.g. `"numpy, onnx"`); otherwise says why on
-/// stderr and gives false, so the test skips — unless `ACRES_REQUIRE_PYTHON` is set (the
-/// project's test command sets it after installing its venv), which makes it a failure.
-pub fn python_can_import(modules: &str) -> bool {
-    let ok = match Command::new("python3").args(["-c", &format!("import {modules}")]).output() {
-        Ok(out) if out.status.success() => true,
-        Ok(out) => {
-            eprintln!(
-                "skipping: python3 cannot import {modules}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            );
-            false
-        }
-        Err(e) => {
-            eprintln!("skipping: python3 not runnable: {e}");
-            false
-        }
-    };
-    assert!(
-        ok || std::env::var_os("ACRES_REQUIRE_PYTHON").is_none(),
-        "ACRES_REQUIRE_PYTHON is set but python3 cannot import {modules}"
-    );
-    ok
 }

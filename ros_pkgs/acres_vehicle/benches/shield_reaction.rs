@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! cargo build --release -p acres_vehicle
-//! unshare -n sh -c 'ip link set lo up; ip link set lo multicast on; exec cargo bench -p acres_vehicle --bench shield_reaction'
+//! unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; exec cargo bench -p acres_vehicle --bench shield_reaction'
 //! ```
 //! `ACRES_BENCH_TRIALS` sets the trial count (default 300).
 

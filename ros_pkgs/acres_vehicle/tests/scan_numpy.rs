@@ -3,21 +3,17 @@
 //!
 //! Points within 1e-3° of a bin edge are left out of the sweeps: there the documented contract
 //! lets the two disagree. Everything else must match exactly (both compute in `f32`).
-//! Skips, with a message on stderr, when `python3` cannot import numpy (fails instead when
-//! `ACRES_REQUIRE_PYTHON` is set).
+//! Ignored by the plain `cargo test` (it needs numpy); the test command runs it, and it fails
+//! without numpy (`tests/support/require.rs`).
 
+#[path = "../../../tests/support/require.rs"]
+mod require;
 use std::path::PathBuf;
 use std::process::Command;
 
 use acres_vehicle::scan::{scan, Scan, ScanConfig};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/bench/scan_numpy.py");
-
-/// True when numpy can be imported (skips the test otherwise; fails it under
-/// `ACRES_REQUIRE_PYTHON`, which the project's test command sets).
-fn numpy_available() -> bool {
-    acres_ros::testing::python_can_import("numpy")
-}
 
 /// A temporary file removed on drop.
 struct TempFile(PathBuf);
@@ -40,7 +36,7 @@ fn numpy_scan(tag: &str, points: &[[f32; 4]], cfg: &ScanConfig) -> Scan {
     let output = TempFile::new(&format!("{tag}.json"));
     let bytes: Vec<u8> = points.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
     std::fs::write(&input.0, bytes).expect("write points");
-    let out = Command::new("python3")
+    let out = Command::new(require::python3())
         .arg(SCRIPT)
         .arg(&input.0)
         .arg(&output.0)
@@ -112,51 +108,54 @@ fn assert_same(tag: &str, points: &[[f32; 4]], cfg: &ScanConfig) {
     assert_eq!(rust.ahead_m, numpy.ahead_m, "{tag}: ahead");
 }
 
-#[test]
-fn random_sweeps_match_numpy() {
-    if !numpy_available() {
-        return;
-    }
-    let cfg = ScanConfig::default();
-    assert_same("full", &synthetic(1, 14_400, 0.4), &cfg);
-    assert_same("sparse", &synthetic(2, 300, 0.9), &cfg);
-    assert_same("odd", &synthetic(3, 1_001, 0.5), &cfg);
-}
+/// The tests that need what `cargo` does not bring (see `require`): ignored by the plain
+/// `cargo test`, run by `tools/test.sh` (`-- --ignored needs_tools::`), failing when it is missing.
+mod needs_tools {
+    use super::*;
 
-#[test]
-fn edge_cases_match_numpy() {
-    if !numpy_available() {
-        return;
+    #[test]
+    #[ignore = "needs numpy in the test venv: run by tools/test.sh"]
+    fn random_sweeps_match_numpy() {
+        require::python("numpy");
+        let cfg = ScanConfig::default();
+        assert_same("full", &synthetic(1, 14_400, 0.4), &cfg);
+        assert_same("sparse", &synthetic(2, 300, 0.9), &cfg);
+        assert_same("odd", &synthetic(3, 1_001, 0.5), &cfg);
     }
-    let cfg = ScanConfig::default();
-    assert_same("empty", &[], &cfg);
-    assert_same("ground", &synthetic(4, 500, 0.0), &cfg);
-    // Around the ±180° seam, on the axes and at the corridor's edges.
-    let pts = [
-        [-10.0, 0.01, 0.0, 0.0],
-        [-12.0, -0.01, 0.0, 0.0],
-        [-9.0, 0.0, 0.0, 0.0],
-        [7.0, 0.0, 0.0, 0.0],
-        [0.0, 6.0, 0.0, 0.0],
-        [0.0, -6.5, 0.0, 0.0],
-        [5.0, 1.7, 0.0, 0.0],
-        [4.0, -1.71, 0.0, 0.0],
-        [0.03, 0.0, 0.0, 0.0],
-        [40.0, 0.0, -1.9, 0.0],
-        [0.0, 40.01, 0.5, 0.0],
-    ];
-    assert_same("seam", &pts, &cfg);
-}
 
-#[test]
-fn other_parameters_match_numpy() {
-    if !numpy_available() {
-        return;
+    #[test]
+    #[ignore = "needs numpy in the test venv: run by tools/test.sh"]
+    fn edge_cases_match_numpy() {
+        require::python("numpy");
+        let cfg = ScanConfig::default();
+        assert_same("empty", &[], &cfg);
+        assert_same("ground", &synthetic(4, 500, 0.0), &cfg);
+        // Around the ±180° seam, on the axes and at the corridor's edges.
+        let pts = [
+            [-10.0, 0.01, 0.0, 0.0],
+            [-12.0, -0.01, 0.0, 0.0],
+            [-9.0, 0.0, 0.0, 0.0],
+            [7.0, 0.0, 0.0, 0.0],
+            [0.0, 6.0, 0.0, 0.0],
+            [0.0, -6.5, 0.0, 0.0],
+            [5.0, 1.7, 0.0, 0.0],
+            [4.0, -1.71, 0.0, 0.0],
+            [0.03, 0.0, 0.0, 0.0],
+            [40.0, 0.0, -1.9, 0.0],
+            [0.0, 40.01, 0.5, 0.0],
+        ];
+        assert_same("seam", &pts, &cfg);
     }
-    let cfg = ScanConfig { min_z_m: -1.0, max_z_m: 1.0, ahead_half_width_m: 3.0, max_range_m: 20.0 };
-    let mut pts = synthetic(5, 5_000, 0.5);
-    for (i, p) in pts.iter_mut().enumerate() {
-        p[2] = (i % 7) as f32 * 0.4 - 1.4;
+
+    #[test]
+    #[ignore = "needs numpy in the test venv: run by tools/test.sh"]
+    fn other_parameters_match_numpy() {
+        require::python("numpy");
+        let cfg = ScanConfig { min_z_m: -1.0, max_z_m: 1.0, ahead_half_width_m: 3.0, max_range_m: 20.0 };
+        let mut pts = synthetic(5, 5_000, 0.5);
+        for (i, p) in pts.iter_mut().enumerate() {
+            p[2] = (i % 7) as f32 * 0.4 - 1.4;
+        }
+        assert_same("params", &pts, &cfg);
     }
-    assert_same("params", &pts, &cfg);
 }

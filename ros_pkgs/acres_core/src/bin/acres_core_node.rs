@@ -4,7 +4,7 @@
 //! acres_core_node --ros-args -p scenario:=scenarios/t1_01_one_field.json -p rate:=1.0
 //! ```
 //! Parameters: `scenario` (required), `maps_dir`, `rate`, `seed`, `cmd_timeout_s`,
-//! `publish_truth`; see the library docs. Exit codes: 0 stopped by a signal, 2 bad input.
+//! `publish_truth`; see the library docs. Exit codes: 0 stopped by a signal, 2 bad input, 3 the environment (DDS refused).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 
 use acres_core::node::{CoreNode, Params};
-use acres_ros::run::{node_main, Shutdown};
+use acres_ros::run::{node_main, Environment, Shutdown};
 use acres_ros::{RosArgs, RosEnv, RosNode};
 use anyhow::Context;
 
@@ -29,8 +29,8 @@ fn run(args: RosArgs) -> anyhow::Result<()> {
     let (wc, events) = acres_core::world_of(&sc, params.seed);
     let mut world = acres_core::World::new(wc);
     world.schedule(events);
-    let shutdown = Shutdown::install().context("signal handler")?;
-    let node = RosNode::new(args, RosEnv::from_env()?).context("ROS node")?;
+    let shutdown = Shutdown::install().map_err(|e| Environment(format!("signal handler: {e}")))?;
+    let node = RosNode::new(args, RosEnv::from_env()?).map_err(|e| Environment(format!("ROS node: {e}")))?;
     CoreNode::new(node, world, params).context("endpoints")?.run(&shutdown);
     Ok(())
 }

@@ -7,7 +7,7 @@
 //! in-tree planners `default` and `pure_pursuit`; a process plugin is refused), `maps_dir`,
 //! `blocked_s`, `skills`, `heartbeat_timeout_s`, `on_cancel`, `odom_timeout_s`,
 //! `lidar_forward_m`, `lidar_height_m`, `rmw_framing`, `use_sim_time`; see the library docs.
-//! Exit codes: 0 stopped by a signal, 2 bad input.
+//! Exit codes: 0 stopped by a signal, 2 bad input, 3 the environment (DDS refused).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -15,7 +15,7 @@
 
 use std::process::ExitCode;
 
-use acres_ros::run::{node_main, Shutdown};
+use acres_ros::run::{node_main, Environment, Shutdown};
 use acres_ros::{RosArgs, RosEnv, RosNode};
 use acres_scenario::local_planner::{LocalPlannerKey, BUILTIN_PLANNERS};
 use acres_vehicle::local_planner::Builtin;
@@ -55,8 +55,8 @@ fn run(args: RosArgs) -> anyhow::Result<()> {
             c.spec
         ),
     };
-    let shutdown = Shutdown::install().context("signal handler")?;
-    let node = RosNode::new(args, RosEnv::from_env()?).context("ROS node")?;
+    let shutdown = Shutdown::install().map_err(|e| Environment(format!("signal handler: {e}")))?;
+    let node = RosNode::new(args, RosEnv::from_env()?).map_err(|e| Environment(format!("ROS node: {e}")))?;
     // The scenario's learned skills, loaded (policies optimised) once, before any goal.
     let learned = acres_vehicle::learned::scenario_skills(&sc).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut vehicle =
