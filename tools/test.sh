@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Each step says how long the one before it took; the total comes at the end (also on failure).
+# Every long step runs under `timeout` (bounds far above its cold time): a hung step fails the
+# command with its name instead of running out CI's limit.
 T0=$(date +%s)
 STEP_T=$T0
 STEP_NAME=""
@@ -92,7 +94,7 @@ cargo test --workspace -- --ignored needs_tools::
 # after `cargo test`: it uses the binary that cargo test just built (test profile, optimised; the
 # unoptimised one is 10x slower here). About 20 s warm, under a minute with the apt install.
 step "sweeps on a one-node Slurm cluster inside unshare -n (tools/slurm_sweep_test.sh)"
-tools/slurm_sweep_test.sh target/debug/acres-harness
+timeout --kill-after=30 1200 tools/slurm_sweep_test.sh target/debug/acres-harness
 
 # A bounded fuzz run of the link's line decoder (its own workspace, bridge/protocol/fuzz): about
 # 2 minutes on a cold machine (cargo-fuzz 40 s, the sanitized build 65 s, the run 20 s).
@@ -123,9 +125,9 @@ tools/lint_sites.sh
 # --profile test --bins`, compile nothing new, and the node executables and the harness the DDS,
 # link and viewer tests start are the optimised ones (the unoptimised ones cost minutes to build).
 step "DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
-unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
+timeout --kill-after=30 1800 unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
 step "link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
-unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test link_faults --test link_protocol --test link_security --test link_sim -- --include-ignored --test-threads=1'
+timeout --kill-after=30 1800 unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test link_faults --test link_protocol --test link_security --test link_sim -- --include-ignored --test-threads=1'
 
 # The r2r backend is a feature of acres_ros that no workspace member enables (docs/ros.md).
 step "the default build compiles no r2r (tools/no_r2r_check.sh: cargo tree)"
@@ -138,7 +140,7 @@ tools/no_r2r_check.sh
 # subset against them, and the DDS tests across the backends (docs/ros.md gives the costs).
 step "real ROS 2: PyPI Jazzy, rosidl, rclpy against the nodes, r2r (tools/ros_test.sh)"
 command -v cargo-nextest >/dev/null || cargo install cargo-nextest --locked
-tools/ros_test.sh
+timeout --kill-after=30 3000 tools/ros_test.sh
 
 # With the ROS environment sourced (in a subshell: the rest keeps .venv's python3 first), so the
 # rosidl package acres_interfaces is built by colcon too and install/setup.sh is checked.
@@ -153,4 +155,4 @@ step "ROS packages: package.xml (catkin_pkg), colcon list, colcon build with ROS
 # containers, TLS, the token as a secret) to the end of link_sim_f56. Cached in target/docker-ci;
 # about 10 min cold (docs/field-tests.md).
 step "docker: the ROS CI image, the ROS tests in it, compose up of link_sim_f56 (tools/docker_ci.sh)"
-tools/docker_ci.sh
+timeout --kill-after=30 2400 tools/docker_ci.sh

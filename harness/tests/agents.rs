@@ -188,7 +188,8 @@ fn a_read_only_agent_cannot_dispatch() {
     assert_eq!(status.map(|s| s.code()), Some(Some(1)), "a run without success exits 1");
 }
 
-/// Bad input to the line protocol's commands: exit 2 with the problem named.
+/// Bad input to the line protocol's commands: exit 2 with the problem named; a server that does
+/// not answer is the environment: exit 3.
 #[test]
 fn line_commands_name_bad_input_and_a_missing_server() {
     let tmp = TempDir::new("line-bad");
@@ -200,7 +201,7 @@ fn line_commands_name_bad_input_and_a_missing_server() {
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("must be one JSON object"), "{}", text(&o));
     let o = harness(&["agent", "status", "--socket", &socket]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(o.status.code(), Some(3));
     assert!(text(&o).contains("no agent server answers"), "{}", text(&o));
     let o = harness(&[
         "mcp",

@@ -253,7 +253,8 @@ fn a_killed_run_leaves_a_folder_that_validate_reports_incomplete() {
         .current_dir(root())
         .spawn()
         .unwrap();
-    let run_file = Path::new(&out).join("t1_01_one_field__checked__scripted/run.jsonl");
+    // A run in progress writes into <name>.partial: the kill finds its rows there.
+    let run_file = Path::new(&out).join("t1_01_one_field__checked__scripted.partial/run.jsonl");
     let rows = || std::fs::read_to_string(&run_file).map(|t| t.lines().count()).unwrap_or(0);
     let ms = std::time::Duration::from_millis;
     support::poll(ms(20_000), ms(20), || (rows() > 100).then_some(()));

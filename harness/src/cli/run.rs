@@ -214,6 +214,20 @@ fn link_options(a: &RunArgs) -> Result<crate::world::link::LinkOptions, Failure>
     })
 }
 
+/// The maps folder and every scenario of the command line, each checked (its learned skill
+/// folders too): bad input before anything runs.
+fn load_scenarios(a: &RunArgs) -> Result<(PathBuf, Vec<Scenario>), Failure> {
+    let maps = a.maps.clone().unwrap_or_else(|| maps_dir(&a.scenario));
+    let scenarios = scenario::load_all(&a.scenario, &maps).map_err(|e| Failure::input(e.to_string()))?;
+    if scenarios.is_empty() {
+        return Err(Failure::input("no scenario in the given files or folders"));
+    }
+    for sc in &scenarios {
+        acres_vehicle::learned::scenario_skills(sc).map_err(|e| Failure::input(e.to_string()))?;
+    }
+    Ok((maps, scenarios))
+}
+
 /// Runs the command.
 pub fn run(a: RunArgs) -> Result<(), Failure> {
     let link = match a.world {
@@ -230,15 +244,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::input(format!("--model {}: {e}", model.file.display())))?;
     }
     check_numbers_and_paths(&a)?;
-    let maps = a.maps.clone().unwrap_or_else(|| maps_dir(&a.scenario));
-    let scenarios = scenario::load_all(&a.scenario, &maps).map_err(|e| Failure::input(e.to_string()))?;
-    if scenarios.is_empty() {
-        return Err(Failure::input("no scenario in the given files or folders"));
-    }
-    for sc in &scenarios {
-        // Learned skill folders: a bad one is bad input, before anything runs.
-        acres_vehicle::learned::scenario_skills(sc).map_err(|e| Failure::input(e.to_string()))?;
-    }
+    let (maps, scenarios) = load_scenarios(&a)?;
     let tables = load_tables(&scenarios)?;
     let mc = &model.config;
     let opts = RunOptions {

@@ -176,6 +176,15 @@ pub fn publish(out: &Path, folder_name: &str) -> io::Result<PathBuf> {
     let aside = out.join(format!(".{folder_name}.replaced-{}", std::process::id()));
     let had_old = dest.exists();
     if had_old {
+        // A folder with no rows is no result: the metering proxy's early `proxy.jsonl` (written
+        // before the run began) goes on with the run.
+        let early = dest.join(super::proxy::PROXY_FILE);
+        if !dest.join(RUN_FILE).exists()
+            && early.is_file()
+            && !partial.join(super::proxy::PROXY_FILE).exists()
+        {
+            fs::rename(&early, partial.join(super::proxy::PROXY_FILE))?;
+        }
         fs::rename(&dest, &aside)?;
     }
     if let Err(e) = fs::rename(&partial, &dest) {

@@ -279,8 +279,23 @@ impl Shared {
     }
 }
 
-/// Appends the last row, or writes every row when the file is not there.
+/// Appends the last row, or writes every row when the file is not there. The rows go where the
+/// run writes: its `<dir>.partial` while it goes on (renamed to `<dir>` when it ends, the rows
+/// with it); `<dir>` before the run starts; and not into a finished run of an earlier session
+/// (`<dir>` holding `run.jsonl` with no partial beside it): those rows wait in memory for the
+/// partial folder, so an earlier result is never written into.
 fn write_rows(dir: &Path, rows: &[String]) -> std::io::Result<()> {
+    let partial = crate::runfolder::writer::partial_path(
+        dir.parent().unwrap_or(Path::new(".")),
+        &dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+    );
+    let dir = if partial.is_dir() {
+        partial.as_path()
+    } else if dir.join(crate::runfolder::RUN_FILE).is_file() {
+        return Ok(());
+    } else {
+        dir
+    };
     let file = dir.join(PROXY_FILE);
     if file.is_file() {
         let mut f = std::fs::OpenOptions::new().append(true).open(&file)?;
