@@ -116,7 +116,7 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
         recovery: Recovery::default(),
         pace: 0.0,
         planner: Some(acres_harness::runfolder::rows::PlannerInfo {
-            kind: "scripted".into(),
+            kind: acres_harness::runfolder::kinds::PlannerKind::Scripted,
             face: None,
             options: serde_json::Map::new(),
             versions: serde_json::Map::new(),

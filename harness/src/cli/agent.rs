@@ -96,7 +96,7 @@ pub fn run(cmd: AgentCommand) -> Result<(), Failure> {
 }
 
 fn serve_run(a: &AgentRunArgs, socket: &std::path::Path, linger_s: f64) -> Result<(), Failure> {
-    let p = prepare(a, "line")?;
+    let p = prepare(a, crate::runfolder::kinds::AgentFace::Line)?;
     let frames = p
         .run
         .opts

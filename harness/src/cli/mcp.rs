@@ -19,6 +19,7 @@ use super::{maps_dir, Failure};
 use crate::agents::{AgentRun, READ_ONLY_TOOLS};
 use crate::planners::planning::costs::CostTable;
 use crate::run::{effective_recovery, system_text, RunOptions, RunOutcome};
+use crate::runfolder::kinds::{AgentFace, PlannerKind};
 use crate::runfolder::rows::{Mode, PlannerInfo, Profile, ToolDef};
 use crate::scenario::{self, RecoveryMode};
 
@@ -91,8 +92,8 @@ pub struct Prepared {
 }
 
 /// Checks the options and loads the scenario and its cost table; `face` is what the run row
-/// records (`mcp-stdio`, `mcp-http`, `line`).
-pub fn prepare(a: &AgentRunArgs, face: &str) -> Result<Prepared, Failure> {
+/// records.
+pub fn prepare(a: &AgentRunArgs, face: AgentFace) -> Result<Prepared, Failure> {
     let name_ok = !a.agent_name.is_empty()
         && a.agent_name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if !name_ok {
@@ -141,17 +142,17 @@ pub fn prepare(a: &AgentRunArgs, face: &str) -> Result<Prepared, Failure> {
 }
 
 /// The run row's planner of an agent's run.
-fn planner_info(a: &AgentRunArgs, face: &str) -> PlannerInfo {
+fn planner_info(a: &AgentRunArgs, face: AgentFace) -> PlannerInfo {
     let mut options = serde_json::Map::new();
     options.insert("agent_name".into(), json!(a.agent_name));
     options.insert("read_only".into(), json!(a.read_only));
     options.insert("connect_timeout_s".into(), json!(a.connect_timeout_s));
     let mut versions = serde_json::Map::new();
     versions.insert("harness".into(), json!(crate::HARNESS_VERSION));
-    if face.starts_with("mcp") {
+    if face != AgentFace::Line {
         versions.insert("rmcp".into(), json!(crate::agents::mcp::RMCP_VERSION));
     }
-    PlannerInfo { kind: "agent".into(), face: Some(face.into()), options, versions }
+    PlannerInfo { kind: PlannerKind::Agent, face: Some(face), options, versions }
 }
 
 /// The runtime of a face: two workers (the loop has a thread of its own).
@@ -181,7 +182,7 @@ pub fn finish(outcome: anyhow::Result<RunOutcome>) -> Result<(), Failure> {
 
 /// Runs the command.
 pub fn run(a: McpArgs) -> Result<(), Failure> {
-    let p = prepare(&a.run, if a.http.is_some() { "mcp-http" } else { "mcp-stdio" })?;
+    let p = prepare(&a.run, if a.http.is_some() { AgentFace::McpHttp } else { AgentFace::McpStdio })?;
     let rt = runtime()?;
     let (port, handle) = crate::agents::start(p.run);
     let face = crate::agents::mcp::McpFace::new(port, &p.tools, &p.instructions);

@@ -35,6 +35,44 @@ pub enum Profile {
 }
 words!(Profile { Vehicle => "vehicle", Simulator => "simulator" });
 
+/// What plans in a run: the run row's `planner.kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlannerKind {
+    /// The classical rule set (mode `classical`).
+    Classical,
+    /// The scripted stand-in.
+    Scripted,
+    /// A language model behind a model client.
+    Model,
+    /// An external agent through a face.
+    Agent,
+    /// Recorded replies.
+    Replay,
+}
+words!(PlannerKind {
+    Classical => "classical",
+    Scripted => "scripted",
+    Model => "model",
+    Agent => "agent",
+    Replay => "replay"
+});
+
+/// The face through which an external agent plans: the run row's `planner.face`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AgentFace {
+    /// The MCP server over stdio.
+    #[serde(rename = "mcp-stdio")]
+    McpStdio,
+    /// The MCP server over streamable HTTP on 127.0.0.1.
+    #[serde(rename = "mcp-http")]
+    McpHttp,
+    /// The line protocol on a Unix socket.
+    #[serde(rename = "line")]
+    Line,
+}
+words!(AgentFace { McpStdio => "mcp-stdio", McpHttp => "mcp-http", Line => "line" });
+
 /// The world of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -224,7 +262,9 @@ mod tests {
             + all(BlockKind::WORDS)
             + all(View::WORDS)
             + all(ReasoningLogged::WORDS)
-            + all(Record::WORDS);
+            + all(Record::WORDS)
+            + all(PlannerKind::WORDS)
+            + all(AgentFace::WORDS);
         assert!(n > 40, "{n} words");
         assert_eq!(EndCode::WORDS.len(), EndCode::ALL.len());
     }

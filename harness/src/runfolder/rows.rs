@@ -23,7 +23,8 @@ pub use super::calls::{
     ToolCall, ToolRow, Usage,
 };
 pub use super::kinds::{
-    BlockKind, EndCode, Mode, PlanSource, Profile, ReasoningLogged, Record, Stop, View, WakeReason, World,
+    AgentFace, BlockKind, EndCode, Mode, PlanSource, PlannerKind, Profile, ReasoningLogged, Record, Stop,
+    View, WakeReason, World,
 };
 pub use super::score::Score;
 pub use crate::planners::interface::ToolDef;
@@ -258,10 +259,10 @@ pub struct RunRow {
 pub struct PlannerInfo {
     /// `classical`, `scripted`, `model` (a language model behind a model client), `agent` (an
     /// external agent through a face) or `replay`.
-    pub kind: String,
+    pub kind: PlannerKind,
     /// The face of an agent: `mcp-stdio`, `mcp-http` or `line`; null for the others.
     #[serde(deserialize_with = "nullable")]
-    pub face: Option<String>,
+    pub face: Option<AgentFace>,
     /// The planner's options as given.
     pub options: Map<String, Value>,
     /// The versions of what made the planner (the harness, the MCP SDK).
@@ -274,21 +275,21 @@ impl PlannerInfo {
     /// version.
     pub fn of(mode: Mode, model: &str, provider: &str, think_s: f64) -> PlannerInfo {
         let kind = match (mode, provider) {
-            (Mode::Classical, _) => "classical",
-            (_, "scripted") => "scripted",
-            _ => "model",
+            (Mode::Classical, _) => PlannerKind::Classical,
+            (_, "scripted") => PlannerKind::Scripted,
+            _ => PlannerKind::Model,
         };
         let mut options = Map::new();
-        if kind != "classical" {
+        if kind != PlannerKind::Classical {
             options.insert("model".into(), Value::from(model));
             options.insert("provider".into(), Value::from(provider));
         }
-        if kind == "scripted" {
+        if kind == PlannerKind::Scripted {
             options.insert("think_s".into(), Value::from(think_s));
         }
         let mut versions = Map::new();
         versions.insert("harness".into(), Value::from(crate::HARNESS_VERSION));
-        PlannerInfo { kind: kind.into(), face: None, options, versions }
+        PlannerInfo { kind, face: None, options, versions }
     }
 }
 

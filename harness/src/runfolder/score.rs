@@ -222,7 +222,7 @@ fn load_one(folder: &Path, name: String) -> Option<ScoreLine> {
 /// `model`. The score table and the leaderboard key on it × model × scenario.
 pub fn planner_kind(run: &super::rows::RunRow) -> String {
     match &run.planner {
-        Some(p) => p.kind.clone(),
+        Some(p) => p.kind.as_str().into(),
         None if run.mode == Mode::Classical => "classical".into(),
         None if run.model == "scripted" => "scripted".into(),
         None => "model".into(),

@@ -157,8 +157,8 @@ fn through_line(sc: &Scenario, table: &CostTable, dir: &Path) -> Result<RunOutco
     let socket = dir.join("agent.sock");
     let name = "smoke-line";
     let mut info = PlannerInfo::of(Mode::Checked, name, "agent", 0.0);
-    info.kind = "agent".into();
-    info.face = Some("line".into());
+    info.kind = crate::runfolder::kinds::PlannerKind::Agent;
+    info.face = Some(crate::runfolder::kinds::AgentFace::Line);
     info.options = serde_json::Map::from_iter([("agent_name".to_string(), json!(name))]);
     let opts = options(dir, Mode::Checked, name, info);
     let tools = crate::tools::tools_for(opts.mode, opts.profile, opts.operator);

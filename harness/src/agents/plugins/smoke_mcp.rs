@@ -27,8 +27,8 @@ const PROTOCOL: &str = "2025-06-18";
 pub(super) fn through_mcp(sc: &Scenario, table: &CostTable, dir: &Path) -> Result<RunOutcome, String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut info = PlannerInfo::of(Mode::Checked, NAME, "agent", 0.0);
-    info.kind = "agent".into();
-    info.face = Some("mcp-stdio".into());
+    info.kind = crate::runfolder::kinds::PlannerKind::Agent;
+    info.face = Some(crate::runfolder::kinds::AgentFace::McpStdio);
     info.options = serde_json::Map::from_iter([("agent_name".to_string(), json!(NAME))]);
     info.versions.insert("rmcp".into(), json!(RMCP_VERSION));
     let opts = options(dir, Mode::Checked, NAME, info);
