@@ -25,6 +25,9 @@ use crate::{refuse, secure, Attached, Bridge};
 /// new one drops the oldest.
 pub const PENDING_MAX: usize = 16;
 
+/// The most lines of one pending connection handled in one turn of the loop.
+const LINES_A_TURN: usize = 32;
+
 /// A connection in its TLS handshake: a clone of its socket, to shut it at the deadline.
 struct Handshaking {
     id: u64,
@@ -103,7 +106,8 @@ impl Bridge {
             let Ok(socket) = s.try_clone() else { continue };
             let peer = peer.to_string();
             self.pending.handshaking.push(Handshaking { id, since: Instant::now(), peer: peer.clone(), socket });
-            let timeout = self.attach_timeout();
+            // The loop closes it at the attach deadline; the handshake's own wait is a backstop.
+            let timeout = self.attach_timeout() * 2;
             self.security.accept(s, peer, id, timeout, &self.accepted_tx, self.waiter.wake_handle());
         }
         while let Ok((id, a)) = self.accepted.try_recv() {
@@ -154,11 +158,17 @@ impl Bridge {
         }
     }
 
-    /// Handles the pending connections' lines and deferred attaches; true when any came.
+    /// Handles the pending connections' lines (at most [`LINES_A_TURN`] of each) and deferred
+    /// attaches; true when any came.
     fn read_pending(&mut self) -> bool {
         let mut busy = false;
-        let mut i = 0;
+        let (mut i, mut n) = (0, 0);
         while i < self.pending.waiting.len() {
+            if n >= LINES_A_TURN {
+                (i, n) = (i + 1, 0);
+                continue;
+            }
+            n += 1;
             let w = &mut self.pending.waiting[i];
             if let Some(at) = w.deferred.take() {
                 let due = w.ip.and_then(|ip| self.failures.not_before(ip));
@@ -168,17 +178,18 @@ impl Bridge {
                     busy = true;
                     let w = self.pending.waiting.remove(i);
                     self.check_attach(w, at);
+                    n = 0;
                     continue;
                 }
             }
             if w.deferred.is_some() {
-                i += 1;
+                (i, n) = (i + 1, 0);
                 continue;
             }
             let item = match w.conn.rx.try_recv() {
                 Ok(item) => item,
                 Err(std::sync::mpsc::TryRecvError::Empty) => {
-                    i += 1;
+                    (i, n) = (i + 1, 0);
                     continue;
                 }
                 Err(std::sync::mpsc::TryRecvError::Disconnected) => Incoming::Closed,
