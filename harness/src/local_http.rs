@@ -43,15 +43,27 @@ mod tests {
             assert_eq!(check(8080, "GET", Some(h), None), Ok(()), "{h}");
         }
         for h in ["attacker.example", "attacker.example:8080", "127.0.0.1:8081", "localhost", "127.0.0.1"] {
-            assert_eq!(check(8080, "GET", Some(h), None), Err("Forbidden: Host header is not allowed".into()), "{h}");
+            assert_eq!(
+                check(8080, "GET", Some(h), None),
+                Err("Forbidden: Host header is not allowed".into()),
+                "{h}"
+            );
         }
         assert!(check(8080, "GET", None, None).is_err());
         let h = Some("127.0.0.1:8080");
-        assert_eq!(check(8080, "GET", h, Some("http://attacker.example")), Ok(()), "a GET's origin is not checked");
+        assert_eq!(
+            check(8080, "GET", h, Some("http://attacker.example")),
+            Ok(()),
+            "a GET's origin is not checked"
+        );
         assert_eq!(check(8080, "POST", h, None), Ok(()), "no origin: not a browser");
         assert_eq!(check(8080, "POST", h, Some("http://localhost:8080")), Ok(()));
         for o in ["http://attacker.example", "null", "https://localhost:8080", "http://localhost:9999"] {
-            assert_eq!(check(8080, "POST", h, Some(o)), Err("Forbidden: Origin header is not allowed".into()), "{o}");
+            assert_eq!(
+                check(8080, "POST", h, Some(o)),
+                Err("Forbidden: Origin header is not allowed".into()),
+                "{o}"
+            );
         }
     }
 }

@@ -205,7 +205,8 @@ impl Ran {
             .map(|e| e.unwrap().path())
             .find(|p| p.is_dir())
             .expect("a run folder");
-        let v = Command::new(env!("CARGO_BIN_EXE_acres-harness")).arg("validate").arg(&folder).output().unwrap();
+        let v =
+            Command::new(env!("CARGO_BIN_EXE_acres-harness")).arg("validate").arg(&folder).output().unwrap();
         assert!(
             v.status.success(),
             "the folder does not validate:\n{}{}",
@@ -341,13 +342,20 @@ fn a_clock_that_jumps_ends_the_run_without_writing_the_jump() {
 
 #[test]
 fn non_finite_or_absurd_numbers_end_the_run_naming_the_field() {
-    for (tag, x, what) in [("nan", f64::NAN, "x_m is NaN"), ("inf", f64::INFINITY, "x_m is inf"), ("huge", 1e308, "x_m is 1e308")] {
+    for (tag, x, what) in [
+        ("nan", f64::NAN, "x_m is NaN"),
+        ("inf", f64::INFINITY, "x_m is inf"),
+        ("huge", 1e308, "x_m is 1e308"),
+    ] {
         let (_, rows) = vehicle_fault(tag, move |p, seq| {
             p.step(seq, 102.0, x);
         });
         let cause = link_lost_cause(&rows);
         assert!(cause.contains(what), "{tag}: {cause}");
-        assert!(rows.iter().filter(|r| r["type"] == "pose").all(|r| r["x"].is_number()), "{tag}: a pose row without x");
+        assert!(
+            rows.iter().filter(|r| r["type"] == "pose").all(|r| r["x"].is_number()),
+            "{tag}: a pose row without x"
+        );
     }
 }
 

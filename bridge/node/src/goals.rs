@@ -171,7 +171,9 @@ pub fn too_long(goal: &SkillGoal) -> Option<String> {
     [("skill", &goal.skill), ("place", &goal.place), ("field", &goal.field)]
         .into_iter()
         .find(|(_, v)| v.len() > GOAL_STRING_MAX)
-        .map(|(k, v)| format!("the goal's {k} has {} bytes, more than the {GOAL_STRING_MAX} allowed", v.len()))
+        .map(|(k, v)| {
+            format!("the goal's {k} has {} bytes, more than the {GOAL_STRING_MAX} allowed", v.len())
+        })
 }
 
 #[cfg(test)]

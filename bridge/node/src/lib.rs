@@ -135,7 +135,10 @@ impl Params {
 
     /// Refuses a non-loopback host without a token, or without TLS, unless `allow_insecure`.
     pub fn check(&self) -> Result<(), String> {
-        if !(self.attach_timeout_s.is_finite() && self.attach_timeout_s > 0.0 && self.attach_timeout_s <= 3600.0) {
+        if !(self.attach_timeout_s.is_finite()
+            && self.attach_timeout_s > 0.0
+            && self.attach_timeout_s <= 3600.0)
+        {
             return Err(format!(
                 "attach_timeout_s is {}: it must be more than 0 and at most 3600 s",
                 self.attach_timeout_s

@@ -105,7 +105,12 @@ impl Bridge {
             self.pending.next_id += 1;
             let Ok(socket) = s.try_clone() else { continue };
             let peer = peer.to_string();
-            self.pending.handshaking.push(Handshaking { id, since: Instant::now(), peer: peer.clone(), socket });
+            self.pending.handshaking.push(Handshaking {
+                id,
+                since: Instant::now(),
+                peer: peer.clone(),
+                socket,
+            });
             // The loop closes it at the attach deadline; the handshake's own wait is a backstop.
             let timeout = self.attach_timeout() * 2;
             self.security.accept(s, peer, id, timeout, &self.accepted_tx, self.waiter.wake_handle());
@@ -153,7 +158,8 @@ impl Bridge {
         self.pending.waiting = kept;
         for w in expired {
             info!(peer = %w.conn.peer, "no attach within attach_timeout_s: closed");
-            let why = format!("no attach within {} s: the connection is closed", self.params.attach_timeout_s);
+            let why =
+                format!("no attach within {} s: the connection is closed", self.params.attach_timeout_s);
             refuse(&w.conn, RefusedCode::Protocol, why);
         }
     }
@@ -202,7 +208,8 @@ impl Bridge {
                 }
                 Incoming::Line(Err(e)) => {
                     debug!(error = %e, "unreadable line");
-                    w.conn.send(&FromBridge::Error(link::ErrorLine { code: e.code(), message: e.to_string() }));
+                    w.conn
+                        .send(&FromBridge::Error(link::ErrorLine { code: e.code(), message: e.to_string() }));
                 }
                 Incoming::Line(Ok(FromHarness::Attach(at))) => {
                     let due = w.ip.and_then(|ip| self.failures.not_before(ip));
@@ -256,7 +263,11 @@ impl Bridge {
         self.read_link();
         if let Some(a) = &self.conn {
             info!(%peer, attached = %a.conn.peer, "second harness refused: busy");
-            return refuse(&w.conn, RefusedCode::Busy, "another harness is attached: one commander at a time".into());
+            return refuse(
+                &w.conn,
+                RefusedCode::Busy,
+                "another harness is attached: one commander at a time".into(),
+            );
         }
         let now = self.node.now_s();
         info!(%peer, harness = %at.harness, "harness attached");

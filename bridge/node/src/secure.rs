@@ -75,7 +75,15 @@ impl Security {
     /// Takes new connection `id`: without TLS hands it over at once; with TLS runs the
     /// handshake on a thread (each of its steps waits at most `timeout`; the loop also shuts
     /// the socket at the attach deadline) and hands back the outcome (`wake` wakes the loop).
-    pub fn accept(&self, stream: TcpStream, peer: String, id: u64, timeout: Duration, tx: &Sender<Handshaken>, wake: Wake) {
+    pub fn accept(
+        &self,
+        stream: TcpStream,
+        peer: String,
+        id: u64,
+        timeout: Duration,
+        tx: &Sender<Handshaken>,
+        wake: Wake,
+    ) {
         let Some(config) = self.config.clone() else {
             let _ = tx.send((id, Some(Accepted { stream, tls: None, peer, id })));
             return wake.wake();
@@ -94,7 +102,13 @@ impl Security {
     }
 }
 
-fn handshake(stream: TcpStream, peer: String, id: u64, config: Arc<ServerConfig>, timeout: Duration) -> Option<Accepted> {
+fn handshake(
+    stream: TcpStream,
+    peer: String,
+    id: u64,
+    config: Arc<ServerConfig>,
+    timeout: Duration,
+) -> Option<Accepted> {
     if stream.set_nonblocking(false).is_err() || stream.set_read_timeout(Some(FIRST_BYTE_WAIT)).is_err() {
         return None;
     }
@@ -190,7 +204,8 @@ impl Failures {
     /// When the next attach of `ip` may be checked (`None`: at once).
     pub fn not_before(&self, ip: IpAddr) -> Option<Instant> {
         let (n, at) = self.by_ip.get(&ip)?;
-        let delay = (FAILURE_DELAY_S * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(FAILURE_DELAY_MAX_S);
+        let delay =
+            (FAILURE_DELAY_S * 2f64.powi(n.saturating_sub(1).min(16) as i32)).min(FAILURE_DELAY_MAX_S);
         Some(*at + Duration::from_secs_f64(delay))
     }
 

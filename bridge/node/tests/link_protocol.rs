@@ -169,7 +169,10 @@ fn a_goal_string_past_the_limit_is_refused_with_a_short_cause() {
                 assert!(!r.accepted);
                 assert_eq!(
                     r.cause,
-                    format!("the goal's skill has {len} bytes, more than the {} allowed", acres_bridge::GOAL_STRING_MAX)
+                    format!(
+                        "the goal's skill has {len} bytes, more than the {} allowed",
+                        acres_bridge::GOAL_STRING_MAX
+                    )
                 );
             }
             other => panic!("expected a reply, got {other:?}"),
@@ -187,7 +190,12 @@ fn a_goal_string_past_the_limit_is_refused_with_a_short_cause() {
 fn memory_kb(pid: u32) -> (u64, u64) {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let kb = |key: &str| -> u64 {
-        s.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)).unwrap().parse().unwrap()
+        s.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     (kb("VmRSS:"), kb("VmHWM:"))
 }
@@ -230,7 +238,11 @@ fn a_harness_that_stops_reading_is_detached_and_the_bridge_stays_bounded() {
         "stopped reading: detached after {:?} and {sent} pings; bridge RSS {rest_kb} kB at rest, peak {peak_kb} kB",
         t0.elapsed()
     );
-    assert!(detached, "not detached; bridge log:\n{}", std::fs::read_to_string(dir.join("bridge.log")).unwrap());
+    assert!(
+        detached,
+        "not detached; bridge log:\n{}",
+        std::fs::read_to_string(dir.join("bridge.log")).unwrap()
+    );
     assert!(peak_kb < rest_kb + 64 * 1024, "peak {peak_kb} kB against {rest_kb} kB at rest");
     // The slot is free: a new harness attaches.
     let mut d = Raw::tls(5645, &dir);

@@ -239,7 +239,8 @@ fn a_bridge_that_cannot_prove_the_token_is_left() {
 
 /// A TCP connection that sends `bytes` and then nothing.
 fn idle(port: u16, bytes: &[u8]) -> std::net::TcpStream {
-    let mut s = poll(Duration::from_secs(20), || std::net::TcpStream::connect(("127.0.0.1", port)).ok()).unwrap();
+    let mut s =
+        poll(Duration::from_secs(20), || std::net::TcpStream::connect(("127.0.0.1", port)).ok()).unwrap();
     s.write_all(bytes).unwrap();
     s
 }
@@ -249,7 +250,8 @@ fn idle(port: u16, bytes: &[u8]) -> std::net::TcpStream {
 fn silent_dripping_and_half_done_connections_never_hold_the_slot() {
     require_netns();
     let dir = TempDir::new("sec-pending");
-    let _b = bridge(5676, &["attach_timeout_s:=1.5"], &dir.join("bridge.log"), &[("ACRES_LINK_TOKEN", TOKEN)]);
+    let _b =
+        bridge(5676, &["attach_timeout_s:=1.5"], &dir.join("bridge.log"), &[("ACRES_LINK_TOKEN", TOKEN)]);
     fingerprint(&dir);
     // A TLS connection that never attaches, one that drips an attach a byte at a time, a TCP
     // connection stuck in the TLS handshake (its first record, never finished).
@@ -349,7 +351,9 @@ fn wrong_proofs_from_one_peer_are_slowed_down_and_logged_without_the_token() {
         let mut c = Raw::tls(5679, &dir);
         assert!(matches!(c.next(), Some(FromBridge::Hello(_))));
         let guess = format!("guess-{i}");
-        assert!(matches!(c.attach(link::PROTOCOL_VERSION, Some(&guess)), Some(FromBridge::Refused(r)) if r.code == RefusedCode::Token));
+        assert!(
+            matches!(c.attach(link::PROTOCOL_VERSION, Some(&guess)), Some(FromBridge::Refused(r)) if r.code == RefusedCode::Token)
+        );
         at.push(t0.elapsed().as_secs_f64());
     }
     let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
@@ -365,6 +369,9 @@ fn wrong_proofs_from_one_peer_are_slowed_down_and_logged_without_the_token() {
     let log = bridge_says(&dir, "harness attached");
     let refusals: Vec<&str> = log.lines().filter(|l| l.contains("attach refused: wrong token")).collect();
     assert_eq!(refusals.len(), 6, "{log}");
-    assert!(refusals.iter().all(|l| l.contains("127.0.0.1") && l.contains("failures")), "the peer is logged:\n{log}");
+    assert!(
+        refusals.iter().all(|l| l.contains("127.0.0.1") && l.contains("failures")),
+        "the peer is logged:\n{log}"
+    );
     assert!(!log.contains(TOKEN) && !log.contains("guess-"), "no token, no guess in the log");
 }

@@ -22,7 +22,11 @@ pub enum BoundedLine {
 /// inside a line gives the part read. `deadline`: past it, before the line's end, the error is
 /// [`std::io::ErrorKind::TimedOut`] (checked after each chunk the reader gives, so a socket's
 /// read timeout bounds the wait for each chunk).
-pub fn read_bounded(r: &mut impl BufRead, max: usize, deadline: Option<Instant>) -> std::io::Result<BoundedLine> {
+pub fn read_bounded(
+    r: &mut impl BufRead,
+    max: usize,
+    deadline: Option<Instant>,
+) -> std::io::Result<BoundedLine> {
     let mut buf: Vec<u8> = Vec::new();
     let mut len = 0usize;
     loop {

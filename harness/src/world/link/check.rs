@@ -41,7 +41,12 @@ fn value(what: &str, v: f64, max: f64, may: May) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("{what} is {v}"))
+        // Large values in exponent form (1e308, not 309 digits).
+        Err(if v.is_finite() && v.abs() >= 1e6 {
+            format!("{what} is {v:e}")
+        } else {
+            format!("{what} is {v}")
+        })
     }
 }
 
@@ -62,7 +67,10 @@ fn check(s: &Step, last_t_s: Option<f64>) -> Result<(), String> {
             return Err(format!("its time goes back from {last} s to {t} s"));
         }
         if t - last > JUMP_MAX_S {
-            return Err(format!("its time jumps ahead {} s (from {last} s to {t} s; at most {JUMP_MAX_S} s)", t - last));
+            return Err(format!(
+                "its time jumps ahead {} s (from {last} s to {t} s; at most {JUMP_MAX_S} s)",
+                t - last
+            ));
         }
     }
     value("x_m", o.x_m, POSITION_MAX_M, May::Finite)?;
@@ -122,7 +130,13 @@ mod tests {
     use acres_msgs::builtin_interfaces::Time;
 
     fn at(t: f64, x: f64) -> Step {
-        let mut o = Observation { x_m: x, progress: f64::NAN, remaining_m: f64::NAN, ahead_m: f64::INFINITY, ..Default::default() };
+        let mut o = Observation {
+            x_m: x,
+            progress: f64::NAN,
+            remaining_m: f64::NAN,
+            ahead_m: f64::INFINITY,
+            ..Default::default()
+        };
         o.header.stamp = Time { sec: t.floor() as i32, nanosec: ((t - t.floor()) * 1e9).round() as u32 };
         Step { seq: 7, observation: o, events: Vec::new(), sweep: None, truth: None, dropped_sweeps: 0 }
     }

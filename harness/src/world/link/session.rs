@@ -313,7 +313,8 @@ impl Drop for Session {
 
 /// The refusal of a bridge of protocol version `bridge`, naming both versions.
 fn version_mismatch(bridge: u32) -> String {
-    link::version_mismatch(bridge, link::PROTOCOL_VERSION) + ": use a harness and a bridge of the same release"
+    link::version_mismatch(bridge, link::PROTOCOL_VERSION)
+        + ": use a harness and a bridge of the same release"
 }
 
 /// A message's type, for errors (never its content: a hostile bridge's line may be huge).
@@ -338,7 +339,10 @@ fn read_handshake(r: &mut impl BufRead, what: &str) -> Result<FromBridge, Attach
     let line = match link::read_bounded(r, link::MAX_LINE_BYTES, Some(deadline)) {
         Ok(link::BoundedLine::Line(l)) => l,
         Ok(link::BoundedLine::Oversized(n)) => {
-            return Err(hs(format!("the bridge sent a line of {n} bytes, more than the {} a line may have", link::MAX_LINE_BYTES)))
+            return Err(hs(format!(
+                "the bridge sent a line of {n} bytes, more than the {} a line may have",
+                link::MAX_LINE_BYTES
+            )))
         }
         Ok(link::BoundedLine::End) => return Err(hs("the bridge closed the connection".into())),
         Err(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
