@@ -10,7 +10,6 @@
 //! ([`secure::Failures`]); an attach waiting out that delay no longer counts against the attach
 //! deadline, but still against the cap.
 
-use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 

@@ -88,10 +88,10 @@ impl Security {
             let _ = tx.send((id, Some(Accepted { stream, tls: None, peer, id })));
             return wake.wake();
         };
-        let tx = tx.clone();
+        let to_loop = tx.clone();
         let spawned = std::thread::Builder::new().name("link-tls".into()).spawn(move || {
             let a = handshake(stream, peer, id, config, timeout);
-            if tx.send((id, a)).is_ok() {
+            if to_loop.send((id, a)).is_ok() {
                 wake.wake();
             }
         });

@@ -336,11 +336,13 @@ fn kind(m: &FromBridge) -> &'static str {
 fn read_handshake(r: &mut impl BufRead, what: &str) -> Result<FromBridge, AttachError> {
     let deadline = Instant::now() + HANDSHAKE_WAIT;
     let hs = |why: String| AttachError::Handshake(format!("expected {what}: {why}"));
-    let line = match link::read_bounded(r, link::MAX_LINE_BYTES, Some(deadline)) {
+    // At most one line's worth: a handshake line past the limit ends the handshake at once.
+    let mut within = r.take(link::MAX_LINE_BYTES as u64 + 2);
+    let line = match link::read_bounded(&mut within, link::MAX_LINE_BYTES, Some(deadline)) {
         Ok(link::BoundedLine::Line(l)) => l,
-        Ok(link::BoundedLine::Oversized(n)) => {
+        Ok(link::BoundedLine::Oversized(_)) => {
             return Err(hs(format!(
-                "the bridge sent a line of {n} bytes, more than the {} a line may have",
+                "the bridge sent a line longer than the {} bytes a line may have",
                 link::MAX_LINE_BYTES
             )))
         }
