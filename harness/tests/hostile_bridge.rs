@@ -236,7 +236,11 @@ fn an_endless_hello_is_a_handshake_error_within_its_deadline_in_bounded_memory()
     });
     let ran = run("endless-hello", port, None);
     assert_eq!(ran.code, Some(1), "{}", ran.out);
-    assert!(ran.out.contains("expected hello") && ran.out.contains("longer than the 4194304 bytes"), "{}", ran.out);
+    assert!(
+        ran.out.contains("expected hello") && ran.out.contains("longer than the 4194304 bytes"),
+        "{}",
+        ran.out
+    );
     assert!(ran.peak_kb < PEAK_KB_MAX, "peak {} kB", ran.peak_kb);
     assert!(ran.took < Duration::from_secs(5), "took {:?}", ran.took);
     drop(fake);
@@ -253,7 +257,11 @@ fn a_dripping_hello_ends_at_the_handshake_deadline() {
     });
     let ran = run("dripping-hello", port, None);
     assert_eq!(ran.code, Some(1), "{}", ran.out);
-    assert!(ran.out.contains("expected hello") && ran.out.contains("no whole line within 10 s"), "{}", ran.out);
+    assert!(
+        ran.out.contains("expected hello") && ran.out.contains("no whole line within 10 s"),
+        "{}",
+        ran.out
+    );
     assert!(ran.took < Duration::from_secs(15), "took {:?}", ran.took);
 }
 
