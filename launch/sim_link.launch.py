@@ -39,6 +39,7 @@ ARGS = {
     "tls": ("true", "TLS 1.3 on the link (false: plaintext, loopback only unless allow_insecure)"),
     "tls_identity": ("", "the PEM file of the bridge's certificate and key, made there when missing (empty: a new one at each start)"),
     "fingerprint_file": ("", "where the bridge writes its certificate's fingerprint for the harness's --link-trust (empty: only logged)"),
+    "attach_timeout_s": ("5.0", "a connection that has not attached this long after it was accepted (TLS handshake included) is closed, s"),
 }
 # Arguments whose default is a path under the base folder (see base_folder).
 PATHS = {"scenario", "maps_dir"}
@@ -93,7 +94,7 @@ def generate_launch_description():
     bridge = Node(
         package="acres_bridge", executable="acres_bridge", name="acres_bridge",
         parameters=[sim, {k: C(k) for k in ("host", "port", "allow_insecure", "rmw_framing", "tls", "tls_identity",
-                                          "fingerprint_file")}],
+                                          "fingerprint_file", "attach_timeout_s")}],
     )
     nodes = [core, vehicle, bridge]
     return LaunchDescription(decl + nodes + [stop_with(n) for n in nodes])

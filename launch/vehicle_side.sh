@@ -3,7 +3,7 @@
 # bridge: what sim_link.launch.py starts) where `ros2 launch` is missing, as in the CI image of
 # tools/docker_ci.sh (launch, launch_ros and ros2cli are not on PyPI). Arguments are the launch
 # file's, `name:=value` (scenario, maps_dir, rate, seed, host, port, tls, tls_identity,
-# fingerprint_file, allow_insecure); the nodes' own defaults for the rest.
+# fingerprint_file, allow_insecure, attach_timeout_s); the nodes' own defaults for the rest.
 #
 #   launch/vehicle_side.sh scenario:=scenarios/link/link_sim_f56.json rate:=5.0 fingerprint_file:=FP
 #
@@ -20,7 +20,7 @@ for a in "$@"; do
     case "$a" in
         scenario:=* | maps_dir:=*) core="$core -p $a"; vehicle="$vehicle -p $a" ;;
         rate:=* | seed:=*) core="$core -p $a" ;;
-        host:=* | port:=* | tls:=* | tls_identity:=* | fingerprint_file:=* | allow_insecure:=*) bridge="$bridge -p $a" ;;
+        host:=* | port:=* | tls:=* | tls_identity:=* | fingerprint_file:=* | allow_insecure:=* | attach_timeout_s:=*) bridge="$bridge -p $a" ;;
         *) echo "vehicle_side: unknown argument $a (name:=value, a launch argument of sim_link.launch.py)" >&2; exit 2 ;;
     esac
 done

@@ -22,7 +22,8 @@
 //! - [`review`]: the review of a run folder: the web viewer and the MP4 video, and what they share.
 //! - [`cli`]: the faces: the commands of the `acres-harness` binary.
 //!
-//! Below every room: [`clock`] (the wall clock) and [`HARNESS_VERSION`].
+//! Below every room: [`clock`] (the wall clock), [`local_http`] (the local HTTP faces' Host and
+//! Origin rule) and [`HARNESS_VERSION`].
 
 #[macro_use]
 mod words;
@@ -30,6 +31,7 @@ mod words;
 pub mod agents;
 pub mod cli;
 pub mod clock;
+pub mod local_http;
 pub mod planners;
 pub mod review;
 pub mod run;

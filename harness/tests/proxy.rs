@@ -235,3 +235,60 @@ fn bad_options_are_refused_with_exit_2() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("ACRES_TEST_UNSET_PROXY_KEY is not set"), "{err}");
 }
+
+/// One HTTP/1.1 request with `headers` (each `name: value`, the Host among them or not).
+fn request(url: &str, method: &str, path: &str, headers: &[String], body: &str) -> String {
+    let addr = url.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut head = format!("{method} {path} HTTP/1.1\r\n");
+    for h in headers {
+        head += &format!("{h}\r\n");
+    }
+    write!(
+        s,
+        "{head}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
+#[test]
+fn a_foreign_host_or_origin_is_refused_and_nothing_reaches_the_upstream() {
+    let dir = tmp("proxy_host");
+    let stub = StubProc::start(&dir, json!({"then": "done"}));
+    let run_dir = dir.join("run");
+    let proxy = ProxyProc::start(&dir, &format!("{}/v1", stub.url), &run_dir, &[]);
+    let addr = proxy.url.trim_start_matches("http://").to_string();
+    let port = addr.rsplit(':').next().unwrap().to_string();
+    let ask = json!({"model": "stub-model", "messages": [{"role": "user", "content": "hello"}]}).to_string();
+    for (headers, why) in [
+        (vec!["host: attacker.example".to_string()], "Host"),
+        (vec![format!("host: attacker.example:{port}")], "Host"),
+        (vec![], "Host"),
+        (vec![format!("host: {addr}"), "origin: http://attacker.example".into()], "Origin"),
+        (vec![format!("host: {addr}"), "origin: null".into()], "Origin"),
+    ] {
+        let text = request(&proxy.url, "POST", "/v1/chat/completions", &headers, &ask);
+        assert!(text.starts_with("HTTP/1.1 403"), "{headers:?}: {text}");
+        assert!(
+            text.contains(&format!("Forbidden: {why} header is not allowed"))
+                || (headers.is_empty() && text.contains("Host")),
+            "{headers:?}: {text}"
+        );
+    }
+    assert!(stub.requests().is_empty(), "nothing was relayed: {:?}", stub.requests());
+    assert!(read_rows(&run_dir).unwrap_or_default().is_empty(), "no call metered");
+    // The same call from this machine's client (its own origin, or none) goes through.
+    for headers in [
+        vec![format!("host: localhost:{port}")],
+        vec![format!("host: {addr}"), format!("origin: http://127.0.0.1:{port}")],
+    ] {
+        let text = request(&proxy.url, "POST", "/v1/chat/completions", &headers, &ask);
+        assert!(text.starts_with("HTTP/1.1 200"), "{headers:?}: {text}");
+    }
+    assert_eq!(stub.requests().len(), 2);
+    drop((proxy, stub));
+}

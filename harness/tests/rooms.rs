@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// The rooms, lowest first. Below all of them: `clock`, `scenario` and `HARNESS_VERSION`.
+/// The rooms, lowest first. Below all of them: `clock`, `local_http`, `scenario` and
+/// `HARNESS_VERSION`.
 const ORDER: [&str; 9] =
     ["world", "planners", "runfolder", "tools", "run", "agents", "sweep", "review", "cli"];
 

@@ -65,6 +65,11 @@ fn start_view(args: &[&str]) -> (Guard, String) {
 
 /// Sends a raw request line and returns (status, body).
 fn raw(addr: &str, target: &str) -> (u16, Vec<u8>) {
+    raw_as(addr, &format!("GET {target} HTTP/1.1\r\nHost: {addr}\r\n\r\n"))
+}
+
+/// Sends a raw request head and returns (status, body).
+fn raw_as(addr: &str, request: &str) -> (u16, Vec<u8>) {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut s = loop {
         match TcpStream::connect(addr) {
@@ -76,7 +81,7 @@ fn raw(addr: &str, target: &str) -> (u16, Vec<u8>) {
             Err(e) => panic!("cannot connect to {addr}: {e}"),
         }
     };
-    write!(s, "GET {target} HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    s.write_all(request.as_bytes()).unwrap();
     let mut buf = Vec::new();
     s.read_to_end(&mut buf).unwrap();
     let at = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("a head");
@@ -134,6 +139,25 @@ fn the_viewer_serves_the_run_and_refuses_paths_out_of_the_folder() {
     let (s, body) = raw(&addr, &format!("/files/{name}/frames/f9999.png"));
     assert_eq!(s, 404);
     assert!(String::from_utf8_lossy(&body).starts_with("not found: "));
+
+    // DNS rebinding: only the address bound is a Host (the three names of loopback).
+    let port = addr.rsplit(':').next().unwrap();
+    for host in [format!("localhost:{port}"), format!("[::1]:{port}")] {
+        let (s, _) = raw_as(&addr, &format!("GET /api/index HTTP/1.1\r\nHost: {host}\r\n\r\n"));
+        assert_eq!(s, 200, "{host}");
+    }
+    for head in [
+        "Host: attacker.example".to_string(),
+        format!("Host: attacker.example:{port}"),
+        "Host: 127.0.0.1:1".into(),
+        "X-None: no host".into(),
+    ] {
+        let (s, body) = raw_as(&addr, &format!("GET /api/run?run={name} HTTP/1.1\r\n{head}\r\n\r\n"));
+        let body = String::from_utf8_lossy(&body).to_string();
+        assert_eq!(s, 403, "{head} -> {s}");
+        assert!(body.starts_with("Forbidden: "), "{head}: {body}");
+        assert!(!body.contains("t1_03"), "{head}: nothing of the run");
+    }
 }
 
 #[test]

@@ -21,6 +21,10 @@
 //! rest are sealed), and the outbox holds the records; the reader
 //! thread reads through the session's [`TlsReader`]. Without TLS the outbox holds the lines.
 //!
+//! The outbox is bounded: past [`OUTBOX_MAX`] bytes queued (a harness that stops reading; the
+//! steps' sweeps were dropped long before, see [`Conn::sweep_free`]) nothing more is queued and
+//! [`Conn::overflowed`] tells the loop, which detaches the harness.
+//!
 //! The reader thread wakes the bridge's loop for each line ([`Wake`]). The socket's send buffer
 //! is set to [`SOCKET_BUFFER_BYTES`] (the system may cap it) so that a sweep's step goes to the
 //! operating system in one write instead of waiting for the harness to read its first part.
@@ -60,6 +64,10 @@ pub const SWEEP_QUEUE_MAX: usize = 64 << 10;
 /// the send buffer grow to several MB of sweeps).
 pub const NOT_SENT_MAX: u32 = 256 << 10;
 
+/// The most bytes queued for a harness that does not read; past it the harness is detached
+/// (at 20 steps a second without sweeps, about 10 s of steps).
+pub const OUTBOX_MAX: usize = 2 << 20;
+
 /// A line in the outbox (its TLS records with TLS).
 struct Queued {
     line: Vec<u8>,
@@ -80,6 +88,8 @@ struct Outbox {
     /// A thread is writing to the socket (the queuing thread or the writer thread).
     writing: bool,
     closed: bool,
+    /// The bytes queued when the outbox passed [`OUTBOX_MAX`] (nothing is queued after).
+    overflowed: Option<usize>,
 }
 
 /// Counts of one connection.
@@ -202,6 +212,13 @@ impl Conn {
                 return;
             }
         }
+        if o.overflowed.is_some() {
+            return;
+        }
+        if o.queued_bytes + line.len() - from > OUTBOX_MAX {
+            o.overflowed = Some(o.queued_bytes + line.len() - from);
+            return;
+        }
         if sweep {
             o.sweep_in_flight = true;
         }
@@ -215,6 +232,12 @@ impl Conn {
     pub fn sweep_free(&self) -> bool {
         let o = self.outbox.0.lock().expect("outbox lock");
         !o.sweep_in_flight && o.queued_bytes < SWEEP_QUEUE_MAX
+    }
+
+    /// The bytes queued when the outbox passed [`OUTBOX_MAX`], if it did: the harness does
+    /// not read.
+    pub fn overflowed(&self) -> Option<usize> {
+        self.outbox.0.lock().expect("outbox lock").overflowed
     }
 
     /// Writes what is queued (up to `timeout`), then closes the socket (with TLS, after the

@@ -9,6 +9,10 @@ use acres_msgs::acres_interfaces::SkillGoal;
 use acres_ros::polled::{GoalHandle, Pending, PolledSkillClient};
 use tracing::{info, warn};
 
+/// The longest string of a goal (its skill, place and field), bytes: a longer one is rejected
+/// at the bridge, before ROS sees it.
+pub const GOAL_STRING_MAX: usize = 128;
+
 /// How long a rejected goal's cause (its result) is waited for, s.
 const REJECT_CAUSE_WAIT_S: f64 = 1.0;
 /// How long a cancelled goal's terminal state is waited for, s.
@@ -37,6 +41,10 @@ pub struct Goals {
 impl Goals {
     /// Sends a goal for the harness's request `id`; an error is the reply.
     pub fn send(&mut self, client: &PolledSkillClient, id: u64, goal: SkillGoal) -> Option<FromBridge> {
+        if let Some(cause) = too_long(&goal) {
+            warn!(id, "goal rejected at the bridge: {cause}");
+            return Some(FromBridge::Reply(SkillReply { id, accepted: false, cause }));
+        }
         let skill = goal.skill.clone();
         match client.send(goal) {
             Ok((handle, p)) => {
@@ -155,4 +163,31 @@ fn step(client: &PolledSkillClient, g: &mut Goal) -> (bool, Option<FromBridge>) 
 
 fn reply_rejected(id: u64, cause: String) -> FromBridge {
     FromBridge::Reply(SkillReply { id, accepted: false, cause })
+}
+
+/// Why a goal's strings are refused (one longer than [`GOAL_STRING_MAX`]), if they are; the
+/// cause names the field and its length, never its text.
+pub fn too_long(goal: &SkillGoal) -> Option<String> {
+    [("skill", &goal.skill), ("place", &goal.place), ("field", &goal.field)]
+        .into_iter()
+        .find(|(_, v)| v.len() > GOAL_STRING_MAX)
+        .map(|(k, v)| {
+            format!("the goal's {k} has {} bytes, more than the {GOAL_STRING_MAX} allowed", v.len())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_string_is_named_not_echoed() {
+        let ok = SkillGoal { skill: "goto".into(), place: "F56".into(), ..Default::default() };
+        assert_eq!(too_long(&ok), None);
+        let long = SkillGoal { skill: "g".repeat(1 << 20), ..Default::default() };
+        let cause = too_long(&long).unwrap();
+        assert_eq!(cause, "the goal's skill has 1048576 bytes, more than the 128 allowed");
+        let place = SkillGoal { place: "p".repeat(GOAL_STRING_MAX + 1), ..ok };
+        assert!(too_long(&place).unwrap().contains("place has 129 bytes"));
+    }
 }

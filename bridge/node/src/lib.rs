@@ -15,15 +15,23 @@
 //! `tls_identity` (the PEM file of the certificate and its key, made there when missing; empty:
 //! a new one in memory at each start), `fingerprint_file` (where the certificate's fingerprint
 //! is written; empty: only logged), `allow_insecure` (false: a host other than loopback needs a
-//! token and TLS), `rmw_framing`, `use_sim_time`.
+//! token and TLS), `attach_timeout_s` (5: a connection that has not attached this long after
+//! it was accepted, its TLS handshake included, is closed), `rmw_framing`, `use_sim_time`.
 //!
 //! The attach is a challenge–response (`acres_link_protocol::auth`): `hello` carries a fresh
 //! nonce, the harness proves it knows the token over both nonces and the TLS channel, the
 //! bridge proves it back in `welcome`; a harness nonce seen before is refused (`replay`).
 //!
-//! One harness at a time: a second connection gets `refused` (`busy`) and is closed. When the
-//! socket closes or the harness sends `end`, every goal it sent is cancelled and its terminal
-//! state confirmed and logged.
+//! One harness at a time, and the slot goes only to an attached one ([`pending`]): a connection
+//! is pending until it attaches with a valid proof (or, without a token, a valid `attach`),
+//! for at most `attach_timeout_s`, at most [`pending::PENDING_MAX`] of them (the oldest is
+//! dropped); a wrong proof delays its peer's next check ([`secure::Failures`]). A valid attach
+//! while another harness is attached gets `refused` (`busy`) and is closed. When the socket
+//! closes or the harness sends `end`, the slot is free before the next attach is answered, and
+//! every goal it sent is cancelled and its terminal state confirmed and logged. A harness that
+//! stops reading is detached when its outbox passes [`conn::OUTBOX_MAX`] (sweeps are dropped
+//! first); a goal whose strings are longer than [`goals::GOAL_STRING_MAX`] is rejected before
+//! ROS sees it.
 //!
 //! The loop waits for work instead of polling for it ([`acres_ros::Waiter`]): a sample on any
 //! of its subscriptions or a line from the harness wakes it at once; otherwise it looks at the
@@ -40,6 +48,7 @@
 
 mod conn;
 mod goals;
+mod pending;
 pub mod secure;
 pub mod sweeps;
 
@@ -57,7 +66,9 @@ use acres_ros::{qos, NodeError, Pub, RosArgs, RosNode, Sub, Waiter, ACTION_POLL}
 use link::{FromBridge, FromHarness, RefusedCode};
 use tracing::{debug, info, warn};
 
-pub use conn::{read_line, Conn, Counts, Incoming};
+pub use conn::{read_line, Conn, Counts, Incoming, OUTBOX_MAX};
+pub use goals::GOAL_STRING_MAX;
+pub use pending::PENDING_MAX;
 
 /// The environment variable of the token.
 pub const TOKEN_ENV: &str = "ACRES_LINK_TOKEN";
@@ -82,6 +93,8 @@ pub struct Params {
     pub tls_identity: String,
     /// Where the certificate's fingerprint is written (`fingerprint_file`; empty: nowhere).
     pub fingerprint_file: String,
+    /// How long a connection may take to attach, TLS handshake included (`attach_timeout_s`).
+    pub attach_timeout_s: f64,
 }
 
 impl std::fmt::Debug for Params {
@@ -95,6 +108,7 @@ impl std::fmt::Debug for Params {
             .field("tls", &self.tls)
             .field("tls_identity", &self.tls_identity)
             .field("fingerprint_file", &self.fingerprint_file)
+            .field("attach_timeout_s", &self.attach_timeout_s)
             .finish()
     }
 }
@@ -115,11 +129,21 @@ impl Params {
             tls: a.bool_or("tls", true)?,
             tls_identity: a.str_or("tls_identity", "")?,
             fingerprint_file: a.str_or("fingerprint_file", "")?,
+            attach_timeout_s: a.f64_or("attach_timeout_s", 5.0)?,
         })
     }
 
     /// Refuses a non-loopback host without a token, or without TLS, unless `allow_insecure`.
     pub fn check(&self) -> Result<(), String> {
+        if !(self.attach_timeout_s.is_finite()
+            && self.attach_timeout_s > 0.0
+            && self.attach_timeout_s <= 3600.0)
+        {
+            return Err(format!(
+                "attach_timeout_s is {}: it must be more than 0 and at most 3600 s",
+                self.attach_timeout_s
+            ));
+        }
         let loopback = self.host == "localhost" || self.host.parse::<IpAddr>().is_ok_and(|a| a.is_loopback());
         if !loopback && self.token.is_none() && !self.allow_insecure {
             return Err(format!(
@@ -143,10 +167,13 @@ pub struct Bridge {
     params: Params,
     listener: TcpListener,
     security: secure::Security,
-    /// Connections whose TLS handshake succeeded (or plaintext ones at once).
-    accepted_tx: Sender<secure::Accepted>,
-    accepted: Receiver<secure::Accepted>,
+    /// The outcomes of the TLS handshakes (plaintext connections at once).
+    accepted_tx: Sender<secure::Handshaken>,
+    accepted: Receiver<secure::Handshaken>,
     nonces: secure::Nonces,
+    /// Connections not attached yet: in their TLS handshake, then waiting for an attach.
+    pending: pending::Queue,
+    failures: secure::Failures,
     client: PolledSkillClient,
     observation: Sub<Observation>,
     events: Sub<SkillEvent>,
@@ -156,6 +183,7 @@ pub struct Bridge {
     /// Wakes the loop: a sample on a subscription, or a line from the harness (`conn`).
     waiter: Waiter,
     heartbeat: Pub<Heartbeat>,
+    /// The attached harness (the commander slot).
     conn: Option<Attached>,
     goals: goals::Goals,
     truth_seen: Option<Instant>,
@@ -163,9 +191,6 @@ pub struct Bridge {
 
 struct Attached {
     conn: Conn,
-    attached: bool,
-    /// The bridge's nonce of this connection (in `hello`).
-    nonce: String,
     seq: u64,
     events: Vec<SkillEvent>,
     truth: Option<SimTruth>,
@@ -198,6 +223,8 @@ impl Bridge {
             accepted_tx,
             accepted,
             nonces: secure::Nonces::default(),
+            pending: pending::Queue::default(),
+            failures: secure::Failures::default(),
             client: PolledSkillClient::new(&mut node, "acres/skill").map_err(ros)?,
             observation,
             events,
@@ -236,18 +263,11 @@ impl Bridge {
         info!("bridge stopped");
     }
 
-    /// One pass over everything; true when something was done.
+    /// One pass over everything; true when something was done. The attached harness's lines
+    /// go first: an `end` or a close frees the slot before a new attach is answered.
     fn turn(&mut self) -> bool {
-        let mut busy = false;
-        while let Ok((s, peer)) = self.listener.accept() {
-            busy = true;
-            self.security.accept(s, peer.to_string(), &self.accepted_tx, self.waiter.wake_handle());
-        }
-        while let Ok(a) = self.accepted.try_recv() {
-            busy = true;
-            self.accept(a);
-        }
-        busy |= self.read_link();
+        let mut busy = self.read_link();
+        busy |= self.take_connections();
         busy |= self.read_ros();
         let out = self.goals.poll(&self.client);
         busy |= !out.is_empty();
@@ -255,34 +275,15 @@ impl Bridge {
             for m in &out {
                 a.conn.send(m);
             }
+            if let Some(queued) = a.conn.overflowed() {
+                let why = format!(
+                    "the harness stopped reading: {queued} bytes queued for it, more than {OUTBOX_MAX}"
+                );
+                warn!(peer = %a.conn.peer, dropped_sweeps = self.sweeps.dropped(), "{why}");
+                self.detach(&why);
+            }
         }
         busy
-    }
-
-    fn accept(&mut self, a: secure::Accepted) {
-        let peer = a.peer;
-        let conn = match Conn::start(a.stream, a.tls, self.waiter.wake_handle()) {
-            Ok(c) => c,
-            Err(e) => return warn!(%peer, error = %e, "connection failed"),
-        };
-        let nonce = link::auth::new_nonce();
-        conn.send(&FromBridge::Hello(self.hello(&nonce)));
-        if self.conn.is_some() {
-            info!(%peer, "second harness refused: busy");
-            refuse(&conn, RefusedCode::Busy, "another harness is attached: one commander at a time".into());
-            return;
-        }
-        info!(%peer, "harness connected");
-        self.sweeps.reset();
-        self.conn = Some(Attached {
-            conn,
-            attached: false,
-            nonce,
-            seq: 0,
-            events: Vec::new(),
-            truth: None,
-            beats: 0,
-        });
     }
 
     fn hello(&self, nonce: &str) -> link::Hello {
@@ -324,32 +325,6 @@ impl Bridge {
     fn on_message(&mut self, m: FromHarness) {
         let now = self.node.now_s();
         let Some(a) = self.conn.as_mut() else { return };
-        if !a.attached {
-            match m {
-                FromHarness::Attach(at) => {
-                    if at.version != link::PROTOCOL_VERSION {
-                        let r = link::version_mismatch(link::PROTOCOL_VERSION, at.version);
-                        return self.refuse_attached(RefusedCode::Version, r);
-                    }
-                    let proof = match self.check_attach(&at) {
-                        Ok(p) => p,
-                        Err((code, why)) => return self.refuse_attached(code, why),
-                    };
-                    let Some(a) = self.conn.as_mut() else { return };
-                    info!(harness = %at.harness, "harness attached");
-                    a.attached = true;
-                    a.conn.send(&FromBridge::Welcome(link::Welcome { t_s: now, proof }));
-                }
-                FromHarness::Skill(_) | FromHarness::Cancel(_) => {
-                    a.conn.send(&FromBridge::Error(link::ErrorLine {
-                        code: link::ErrorCode::OutOfOrder,
-                        message: "attach first: nothing is executed before the harness is attached".into(),
-                    }))
-                }
-                _ => self.refuse_attached(RefusedCode::Protocol, "the first line must be an attach".into()),
-            }
-            return;
-        }
         match m {
             FromHarness::Attach(_) => a.conn.send(&FromBridge::Error(link::ErrorLine {
                 code: link::ErrorCode::OutOfOrder,
@@ -374,36 +349,6 @@ impl Bridge {
                 info!(cause = %e.cause, "the harness ends");
                 self.detach("the harness sent end");
             }
-        }
-    }
-
-    /// Checks an attach's nonce and proof against the token (when one is set); the welcome's
-    /// proof, or why the attach is refused.
-    fn check_attach(&mut self, at: &link::Attach) -> Result<Option<String>, (RefusedCode, String)> {
-        let (Some(token), Some(a)) = (&self.params.token, &self.conn) else { return Ok(None) };
-        if !link::auth::nonce_ok(&at.nonce) {
-            return Err((RefusedCode::Protocol, "the attach's nonce is not 64 hex characters".into()));
-        }
-        if !self.nonces.fresh(&at.nonce) {
-            return Err((RefusedCode::Replay, "replayed attach: this harness nonce was used before".into()));
-        }
-        let Some(proof) = &at.proof else {
-            return Err((RefusedCode::Token, "a token is required: the attach carries no proof".into()));
-        };
-        let binding = a.conn.binding();
-        if !link::auth::attach_proof_matches(proof, token, &a.nonce, &at.nonce, binding) {
-            return Err((
-                RefusedCode::Token,
-                "wrong token: the attach's proof does not match this connection's challenge".into(),
-            ));
-        }
-        Ok(Some(link::auth::welcome_proof(token, &a.nonce, &at.nonce, binding)))
-    }
-
-    fn refuse_attached(&mut self, code: RefusedCode, reason: String) {
-        if let Some(a) = self.conn.take() {
-            info!(?code, %reason, "attach refused");
-            refuse(&a.conn, code, reason);
         }
     }
 
@@ -446,16 +391,14 @@ impl Bridge {
             skipped += u64::from(newest.replace(pc).is_some());
         }
         if let Some(pc) = newest {
-            if self.conn.as_ref().is_some_and(|a| a.attached) {
+            if self.conn.is_some() {
                 self.sweeps.put(&pc, skipped);
             }
         }
         while let Some(o) = self.observation.take() {
             busy = true;
             if let Some(a) = &mut self.conn {
-                if a.attached {
-                    a.step(o, &mut self.sweeps);
-                }
+                a.step(o, &mut self.sweeps);
             }
         }
         busy
@@ -481,7 +424,8 @@ impl Attached {
     }
 }
 
+/// Refuses a connection and closes it; the loop waits at most 50 ms for the refusal to go.
 fn refuse(conn: &Conn, code: RefusedCode, reason: String) {
     conn.send(&FromBridge::Refused(link::Refused { code, reason }));
-    conn.close(Duration::from_millis(200));
+    conn.close(Duration::from_millis(50));
 }

@@ -1,7 +1,9 @@
 //! The bridge's answers on the socket, with the bridge process alone (no vehicle): malformed,
 //! unknown, oversized and out-of-order lines get the documented `error` and the link stays
 //! usable; a wrong version, a second harness and a wrong or missing token are refused; a
-//! non-loopback host without a token, or without TLS, is refused at start. The clients speak
+//! non-loopback host without a token, or without TLS, is refused at start; a goal's long
+//! string is refused before ROS sees it; a harness that stops reading is detached with the
+//! bridge's memory bounded. The clients speak
 //! TLS (the bridge's default), pinning the fingerprint the bridge wrote. Each test asserts the time it took.
 //!
 //! NETWORK SAFETY: the bridge creates a DDS participant: these tests run only in a private
@@ -59,10 +61,13 @@ fn bad_lines_get_the_documented_answers_and_the_link_stays_usable() {
     assert_eq!(error_code(c.next()), ErrorCode::Malformed);
     c.send(&FromHarness::Ping(link::Ping { n: 8 }));
     assert!(matches!(c.next(), Some(FromBridge::Pong(p)) if p.n == 8));
-    // A second harness is refused (busy) and closed; the first stays attached.
+    // A second harness is refused (busy) at its valid attach, not before, and closed; the first
+    // stays attached.
     let mut second = Raw::tls(5641, &dir);
     assert!(matches!(second.next(), Some(FromBridge::Hello(_))));
-    assert!(matches!(second.next(), Some(FromBridge::Refused(r)) if r.code == RefusedCode::Busy));
+    assert!(
+        matches!(second.attach(link::PROTOCOL_VERSION, None), Some(FromBridge::Refused(r)) if r.code == RefusedCode::Busy)
+    );
     assert!(second.next().is_none(), "the second connection is closed");
     c.send(&FromHarness::Ping(link::Ping { n: 9 }));
     assert!(matches!(c.next(), Some(FromBridge::Pong(p)) if p.n == 9));
@@ -141,4 +146,106 @@ fn a_non_loopback_host_needs_a_token_or_allow_insecure() {
     assert!(text.contains("tls is false") && !text.contains("field-secret"), "{text}");
     let took = t0.elapsed();
     assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn a_goal_string_past_the_limit_is_refused_with_a_short_cause() {
+    require_netns();
+    let dir = TempDir::new("goal-strings");
+    let _bridge = bridge(5644, &[], &dir.join("bridge.log"), &[]);
+    let mut c = Raw::tls(5644, &dir);
+    assert!(matches!(c.next(), Some(FromBridge::Hello(_))));
+    assert!(matches!(c.attach(link::PROTOCOL_VERSION, None), Some(FromBridge::Welcome(_))));
+    for (id, len) in [(1u64, 1usize << 20), (2, 60_000), (3, acres_bridge::GOAL_STRING_MAX + 1)] {
+        let t0 = Instant::now();
+        c.send(&FromHarness::Skill(link::SkillRequest {
+            id,
+            goal: acres_msgs::acres_interfaces::SkillGoal { skill: "s".repeat(len), ..Default::default() },
+        }));
+        match c.next() {
+            Some(FromBridge::Reply(r)) => {
+                assert_eq!(r.id, id);
+                assert!(!r.accepted);
+                assert_eq!(
+                    r.cause,
+                    format!(
+                        "the goal's skill has {len} bytes, more than the {} allowed",
+                        acres_bridge::GOAL_STRING_MAX
+                    )
+                );
+            }
+            other => panic!("expected a reply, got {other:?}"),
+        }
+        eprintln!("a skill name of {len} bytes refused in {:?}", t0.elapsed());
+    }
+    // Still usable.
+    c.send(&FromHarness::Ping(link::Ping { n: 4 }));
+    assert!(matches!(c.next(), Some(FromBridge::Pong(p)) if p.n == 4));
+    let log = std::fs::read_to_string(dir.join("bridge.log")).unwrap();
+    assert!(!log.contains(&"s".repeat(200)), "the long name is not logged");
+}
+
+/// The bridge's resident memory now and at its peak, kB.
+fn memory_kb(pid: u32) -> (u64, u64) {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb = |key: &str| -> u64 {
+        s.lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (kb("VmRSS:"), kb("VmHWM:"))
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn a_harness_that_stops_reading_is_detached_and_the_bridge_stays_bounded() {
+    require_netns();
+    let dir = TempDir::new("no-reading");
+    let b = bridge(5645, &[], &dir.join("bridge.log"), &[]);
+    let mut c = Raw::tls(5645, &dir);
+    assert!(matches!(c.next(), Some(FromBridge::Hello(_))));
+    assert!(matches!(c.attach(link::PROTOCOL_VERSION, None), Some(FromBridge::Welcome(_))));
+    let (rest_kb, _) = memory_kb(b.child.id());
+    // Pings and never a read: the pongs pile up at the bridge.
+    let t0 = Instant::now();
+    let ping = link::encode(&FromHarness::Ping(link::Ping { n: 1 }));
+    let batch = ping.repeat(1000);
+    c.w.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+    let (mut sent, mut writing) = (0u64, true);
+    let detached = loop {
+        if let Ok(log) = std::fs::read_to_string(dir.join("bridge.log")) {
+            if log.contains("the harness stopped reading") {
+                break true;
+            }
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            break false;
+        }
+        // A write that timed out may have cut a TLS record: nothing more is sent after it.
+        if writing && c.try_send_raw(batch.as_bytes()) {
+            sent += 1000;
+        } else {
+            writing = false;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let (_, peak_kb) = memory_kb(b.child.id());
+    eprintln!(
+        "stopped reading: detached after {:?} and {sent} pings; bridge RSS {rest_kb} kB at rest, peak {peak_kb} kB",
+        t0.elapsed()
+    );
+    assert!(
+        detached,
+        "not detached; bridge log:\n{}",
+        std::fs::read_to_string(dir.join("bridge.log")).unwrap()
+    );
+    assert!(peak_kb < rest_kb + 64 * 1024, "peak {peak_kb} kB against {rest_kb} kB at rest");
+    // The slot is free: a new harness attaches.
+    let mut d = Raw::tls(5645, &dir);
+    assert!(matches!(d.next(), Some(FromBridge::Hello(_))));
+    assert!(matches!(d.attach(link::PROTOCOL_VERSION, None), Some(FromBridge::Welcome(_))));
 }

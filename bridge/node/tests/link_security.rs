@@ -2,7 +2,10 @@
 //! a certificate that is not pinned, a wrong token, a replayed attach, a plaintext client of a
 //! TLS bridge (and a TLS harness of a plaintext bridge), a plaintext link off loopback, a bridge
 //! that cannot prove the token. Each is refused with words on both sides and nothing is
-//! executed (the bridge never logs "harness attached"); the token is never in a log.
+//! executed (the bridge never logs "harness attached"); the token is never in a log. And the
+//! hostile client: a silent, dripping or half-done connection never holds the commander slot
+//! (attach deadline, pending cap), back-to-back reconnects never meet `busy`, and wrong proofs
+//! from one peer are slowed down.
 //!
 //! NETWORK SAFETY: the bridge creates a DDS participant: these tests run only in a private
 //! network namespace (see `util`), loopback-only, the socket on 127.0.0.1.
@@ -232,4 +235,143 @@ fn a_bridge_that_cannot_prove_the_token_is_left() {
     let lines = fake.join().unwrap();
     assert_eq!(lines.len(), 1, "only the attach was sent: {lines:?}");
     assert!(!lines[0].contains(TOKEN), "the token never travels: {}", lines[0]);
+}
+
+/// A TCP connection that sends `bytes` and then nothing.
+fn idle(port: u16, bytes: &[u8]) -> std::net::TcpStream {
+    let mut s =
+        poll(Duration::from_secs(20), || std::net::TcpStream::connect(("127.0.0.1", port)).ok()).unwrap();
+    s.write_all(bytes).unwrap();
+    s
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn silent_dripping_and_half_done_connections_never_hold_the_slot() {
+    require_netns();
+    let dir = TempDir::new("sec-pending");
+    let _b =
+        bridge(5676, &["attach_timeout_s:=1.5"], &dir.join("bridge.log"), &[("ACRES_LINK_TOKEN", TOKEN)]);
+    fingerprint(&dir);
+    // A TLS connection that never attaches, one that drips an attach a byte at a time, a TCP
+    // connection stuck in the TLS handshake (its first record, never finished).
+    let mut silent = Raw::tls(5676, &dir);
+    assert!(matches!(silent.next(), Some(FromBridge::Hello(_))));
+    let mut drip = Raw::tls(5676, &dir);
+    assert!(matches!(drip.next(), Some(FromBridge::Hello(_))));
+    let dripper = std::thread::spawn(move || {
+        for b in b"{\"type\":\"attach\",\"version\":3,".iter() {
+            if !drip.try_send_raw(&[*b]) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        drip.next()
+    });
+    let _half = idle(5676, &[0x16, 0x03, 0x01, 0x02, 0x00]);
+    // The real harness attaches at once, the others still pending.
+    let t0 = Instant::now();
+    let mut h = Raw::tls(5676, &dir);
+    assert!(matches!(h.next(), Some(FromBridge::Hello(_))));
+    assert!(matches!(h.attach(link::PROTOCOL_VERSION, Some(TOKEN)), Some(FromBridge::Welcome(_))));
+    let took = t0.elapsed();
+    eprintln!("a harness attached past 3 pending connections in {took:?}");
+    assert!(took < Duration::from_secs(1), "took {took:?}");
+    // The silent one is told and closed at its deadline (1.5 s after its accept).
+    match silent.next() {
+        Some(FromBridge::Refused(r)) => assert!(r.reason.contains("no attach within 1.5 s"), "{r:?}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    assert!(silent.next().is_none());
+    assert!(matches!(dripper.join().unwrap(), Some(FromBridge::Refused(_))), "the dripper is closed");
+    bridge_says(&dir, "TLS handshake not done within attach_timeout_s");
+    h.send(&link::FromHarness::Ping(link::Ping { n: 1 }));
+    assert!(matches!(h.next(), Some(FromBridge::Pong(_))), "the harness stays attached");
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn pending_connections_are_capped_the_oldest_dropped() {
+    require_netns();
+    let dir = TempDir::new("sec-cap");
+    let _b = bridge(5677, &[], &dir.join("bridge.log"), &[]);
+    let n = acres_bridge::PENDING_MAX + 4;
+    let mut flood: Vec<Raw> = (0..n)
+        .map(|_| {
+            let mut c = Raw::tls(5677, &dir);
+            assert!(matches!(c.next(), Some(FromBridge::Hello(_))));
+            c
+        })
+        .collect();
+    // The first four were dropped for the newer ones; the newest still wait.
+    for c in flood.iter_mut().take(4) {
+        assert!(matches!(c.next(), Some(FromBridge::Refused(r)) if r.reason.contains("too many")));
+    }
+    let last = flood.last_mut().unwrap();
+    assert!(matches!(last.attach(link::PROTOCOL_VERSION, None), Some(FromBridge::Welcome(_))));
+    bridge_says(&dir, "too many pending");
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn twenty_back_to_back_reconnects_never_meet_busy() {
+    require_netns();
+    let dir = TempDir::new("sec-reconnect");
+    let _b = bridge(5678, &[], &dir.join("bridge.log"), &[("ACRES_LINK_TOKEN", TOKEN)]);
+    fingerprint(&dir);
+    let t0 = Instant::now();
+    let mut busy = 0;
+    for i in 0..20 {
+        let mut c = Raw::tls(5678, &dir);
+        assert!(matches!(c.next(), Some(FromBridge::Hello(_))));
+        match c.attach(link::PROTOCOL_VERSION, Some(TOKEN)) {
+            Some(FromBridge::Welcome(_)) => {}
+            Some(FromBridge::Refused(r)) if r.code == RefusedCode::Busy => busy += 1,
+            other => panic!("reconnect {i}: {other:?}"),
+        }
+        // Half end the link, half just close the socket.
+        if i % 2 == 0 {
+            c.send(&link::FromHarness::End(link::End { cause: "done".into() }));
+        }
+    }
+    eprintln!("20 back-to-back reconnects: {busy} busy, {:?}", t0.elapsed());
+    assert_eq!(busy, 0, "busy in {busy} of 20 reconnects");
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn wrong_proofs_from_one_peer_are_slowed_down_and_logged_without_the_token() {
+    require_netns();
+    let dir = TempDir::new("sec-guess");
+    let _b = bridge(5679, &[], &dir.join("bridge.log"), &[("ACRES_LINK_TOKEN", TOKEN)]);
+    fingerprint(&dir);
+    let t0 = Instant::now();
+    let mut at = Vec::new();
+    for i in 0..6 {
+        let mut c = Raw::tls(5679, &dir);
+        assert!(matches!(c.next(), Some(FromBridge::Hello(_))));
+        let guess = format!("guess-{i}");
+        assert!(
+            matches!(c.attach(link::PROTOCOL_VERSION, Some(&guess)), Some(FromBridge::Refused(r)) if r.code == RefusedCode::Token)
+        );
+        at.push(t0.elapsed().as_secs_f64());
+    }
+    let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    eprintln!("6 wrong proofs at {at:.2?} s (gaps {gaps:.2?})");
+    // Delays of 0.25, 0.5, 1, 2, 2 s before the 2nd..6th checks.
+    for (g, want) in gaps.iter().zip([0.25, 0.5, 1.0, 2.0, 2.0]) {
+        assert!(*g >= want - 0.05, "gaps {gaps:?}");
+    }
+    // The right token still attaches (after the delay), and the failures are forgiven.
+    let mut c = Raw::tls(5679, &dir);
+    assert!(matches!(c.next(), Some(FromBridge::Hello(_))));
+    assert!(matches!(c.attach(link::PROTOCOL_VERSION, Some(TOKEN)), Some(FromBridge::Welcome(_))));
+    let log = bridge_says(&dir, "harness attached");
+    let refusals: Vec<&str> = log.lines().filter(|l| l.contains("attach refused: wrong token")).collect();
+    assert_eq!(refusals.len(), 6, "{log}");
+    assert!(
+        refusals.iter().all(|l| l.contains("127.0.0.1") && l.contains("failures")),
+        "the peer is logged:\n{log}"
+    );
+    assert!(!log.contains(TOKEN) && !log.contains("guess-"), "no token, no guess in the log");
 }

@@ -32,11 +32,13 @@
 
 #[cfg(feature = "secure")]
 pub mod auth;
+pub mod lines;
 mod messages;
 mod sweep;
 #[cfg(feature = "secure")]
 pub mod tls;
 
+pub use lines::{read_bounded, BoundedLine};
 pub use messages::*;
 pub use sweep::{PackedSweep, Sweep, SweepError, BYTES_PER_POINT, FIELDS_PER_POINT};
 

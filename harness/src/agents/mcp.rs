@@ -219,7 +219,11 @@ pub async fn serve_http(
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
     let port = face.port.clone();
-    let config = StreamableHttpServerConfig::default();
+    // The rule of every local HTTP face: only the address bound as Host, its origins only.
+    let bound = listener.local_addr().map_err(|e| FaceError::Transport(e.to_string()))?.port();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(crate::local_http::allowed_hosts(bound))
+        .with_allowed_origins(crate::local_http::allowed_origins(bound));
     let stop = config.cancellation_token.clone();
     let service = StreamableHttpService::new(
         move || Ok(face.clone()),

@@ -182,6 +182,12 @@ pub enum LossCause {
         /// The time allowed, s.
         timeout_s: f64,
     },
+    /// The vehicle's step is not believable (non-finite or absurd numbers, a time that goes
+    /// back or jumps ahead): a fault of the vehicle, the run ends.
+    VehicleFault {
+        /// What was wrong, naming the step and the field.
+        why: String,
+    },
 }
 
 impl std::fmt::Display for LossCause {
@@ -194,6 +200,7 @@ impl std::fmt::Display for LossCause {
             }
             LossCause::Silent { silent_s } => write!(f, "no step for {silent_s} s"),
             LossCause::NoReply { timeout_s } => write!(f, "no reply to a skill request in {timeout_s} s"),
+            LossCause::VehicleFault { why } => write!(f, "a fault of the vehicle: {why}"),
         }
     }
 }

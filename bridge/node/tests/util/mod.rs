@@ -263,6 +263,14 @@ impl Raw {
         }
     }
 
+    /// Sends raw bytes (sealed on a TLS link); false when the socket does not take them.
+    pub fn try_send_raw(&mut self, bytes: &[u8]) -> bool {
+        match &self.sealer {
+            Some(s) => self.w.write_all(&s.seal(bytes)).is_ok(),
+            None => self.w.write_all(bytes).is_ok(),
+        }
+    }
+
     /// Sends a message.
     pub fn send(&mut self, m: &link::FromHarness) {
         self.send_raw(link::encode(m).as_bytes());

@@ -1,10 +1,15 @@
 //! Any bytes as a line, in both directions: the decoder answers or refuses, never panics, and
 //! what it reads encodes to a line that reads back to the same line (compared as lines: a NaN,
-//! written `null`, is not equal to itself as a number).
+//! written `null`, is not equal to itself as a number). And the same bytes as a stream the
+//! harness reads ([`read_bounded`] with a small bound, then each line decoded as the bridge's):
+//! no line kept is longer than the bound, and the bytes consumed add up to the input.
 #![no_main]
 
-use acres_link_protocol::{decode, encode, FromBridge, FromHarness};
+use acres_link_protocol::{decode, encode, read_bounded, BoundedLine, FromBridge, FromHarness};
 use libfuzzer_sys::fuzz_target;
+
+/// The bound of the stream part (small, so that fuzzed inputs pass it).
+const MAX: usize = 256;
 
 fuzz_target!(|data: &[u8]| {
     let line = String::from_utf8_lossy(data);
@@ -18,4 +23,23 @@ fuzz_target!(|data: &[u8]| {
         let again = decode::<FromHarness>(&once).expect("an encoded line decodes");
         assert_eq!(encode(&again), once);
     }
+    let mut r = std::io::BufReader::with_capacity(7, data);
+    let mut consumed = 0usize;
+    loop {
+        match read_bounded(&mut r, MAX, None).expect("a slice never fails") {
+            BoundedLine::Line(l) => {
+                assert!(l.len() <= MAX + 1, "a line of {} bytes kept", l.len());
+                consumed += l.len();
+                if let Ok(text) = std::str::from_utf8(&l) {
+                    let _ = decode::<FromBridge>(text);
+                }
+            }
+            BoundedLine::Oversized(n) => {
+                assert!(n > MAX);
+                consumed += n + usize::from(consumed + n < data.len());
+            }
+            BoundedLine::End => break,
+        }
+    }
+    assert_eq!(consumed, data.len());
 });

@@ -83,16 +83,23 @@ struct Shared {
     client: reqwest::Client,
     calls: AtomicU64,
     rows: Mutex<Vec<String>>,
+    /// The port bound (set once the server listens): the allowed `Host` and `Origin`.
+    port: std::sync::OnceLock<u16>,
 }
 
 /// Starts a proxy on the process's HTTP runtime.
 pub fn start(opts: ProxyOptions) -> std::io::Result<Proxy> {
     let client = reqwest::Client::builder().build().map_err(std::io::Error::other)?;
-    serve_local(
-        opts.port,
-        Arc::new(Shared { opts, client, calls: AtomicU64::new(0), rows: Mutex::new(Vec::new()) }),
-        handle,
-    )
+    let shared = Arc::new(Shared {
+        opts,
+        client,
+        calls: AtomicU64::new(0),
+        rows: Mutex::new(Vec::new()),
+        port: std::sync::OnceLock::new(),
+    });
+    let server = serve_local(shared.opts.port, shared.clone(), handle)?;
+    let _ = shared.port.set(server.addr.port());
+    Ok(server)
 }
 
 type Body = Either<Full<Bytes>, Channel<Bytes, std::io::Error>>;
@@ -138,6 +145,21 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Result<Response<
     let t0 = Instant::now();
     let wall = crate::clock::wall_now();
     let (parts, body) = req.into_parts();
+    let header = |k: hyper::header::HeaderName| parts.headers.get(k).and_then(|v| v.to_str().ok());
+    let allowed = match shared.port.get() {
+        Some(&port) => crate::local_http::check(
+            port,
+            parts.method.as_str(),
+            header(hyper::header::HOST),
+            header(hyper::header::ORIGIN),
+        ),
+        None => Err("Forbidden: the proxy is not listening yet".into()),
+    };
+    if let Err(why) = allowed {
+        let mut r = Response::new(Either::Left(Full::new(Bytes::from(why + "\n"))));
+        *r.status_mut() = hyper::StatusCode::FORBIDDEN;
+        return Ok(r);
+    }
     let path = parts.uri.path().to_string();
     let path_q = parts.uri.path_and_query().map_or_else(|| path.clone(), |p| p.as_str().to_string());
     let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();

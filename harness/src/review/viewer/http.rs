@@ -5,6 +5,8 @@
 //! [`safe_path`] is the one gate between a request and the disk: a path is percent-decoded once,
 //! then refused (403) when it is absolute, holds a `..` component, a backslash or a NUL, or
 //! resolves (symlinks followed) outside the served folder; a path that does not exist is 404.
+//! Before that, a request whose `Host` is not the address bound (DNS rebinding) is 403
+//! ([`crate::local_http`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -193,14 +195,25 @@ fn connection<H: Fn(&Request) -> Response>(stream: TcpStream, handle: &H) -> std
     let mut reader = BufReader::new((&stream).take(MAX_HEAD_BYTES as u64));
     let mut line = String::new();
     reader.read_line(&mut line)?;
-    // Read the rest of the head; a GET has no body we need.
+    // Read the rest of the head (its Host and Origin); a GET has no body we need.
+    let (mut host, mut origin) = (None, None);
     let mut h = String::new();
     while reader.read_line(&mut h)? > 2 {
+        if let Some((k, v)) = h.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("host") {
+                host = Some(v.trim().to_string());
+            } else if k.trim().eq_ignore_ascii_case("origin") {
+                origin = Some(v.trim().to_string());
+            }
+        }
         h.clear();
     }
     let mut parts = line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-    let resp = if method != "GET" && method != "HEAD" {
+    let port = stream.local_addr()?.port();
+    let resp = if let Err(why) = crate::local_http::check(port, method, host.as_deref(), origin.as_deref()) {
+        Response::error(403, why)
+    } else if method != "GET" && method != "HEAD" {
         Response::error(405, format!("method {method} not allowed: GET only"))
     } else {
         match parse_target(target) {

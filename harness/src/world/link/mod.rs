@@ -15,10 +15,14 @@
 //!   `returns_on_route` works as on the core world.
 //! - A skill ends on its `skill_ended` event, or on its goal's `result` when the event does not
 //!   come ([`ends`]): a lost event never freezes the status.
+//! - The vehicle's word is checked ([`check`]): a step with non-finite or absurd numbers, or
+//!   whose time goes back or jumps ahead, loses the link with
+//!   [`LossCause::VehicleFault`] (nothing of it is applied).
 //! - What the link does not carry: the scenario's pending object events (the core node has
 //!   them). The digest is an FNV-1a hash of the steps' times and poses: it identifies what came
 //!   over the link, it does not replay.
 
+pub mod check;
 pub mod convert;
 pub mod ends;
 pub mod session;
@@ -159,6 +163,8 @@ pub struct LinkWorld {
     dropped_sweeps: u64,
     /// The vehicle's clock at the first step: mission time counts from it, s.
     t0_s: Option<f64>,
+    /// The vehicle's clock at the last step applied, s.
+    last_raw_t_s: Option<f64>,
     last_stats: Instant,
 }
 
@@ -216,6 +222,7 @@ impl LinkWorld {
             digest: 0xcbf2_9ce4_8422_2325,
             dropped_sweeps: 0,
             t0_s: None,
+            last_raw_t_s: None,
             last_stats: Instant::now(),
         };
         if !w.step() && w.lost().is_some() {
@@ -350,6 +357,13 @@ impl WorldPort for LinkWorld {
     fn step(&mut self) -> bool {
         loop {
             if let Some((s, scan)) = self.inbox.queued.pop_front() {
+                if let Err(why) = check::step(&s, self.last_raw_t_s) {
+                    eprintln!("acres-harness: link: {why}");
+                    self.inbox.queued.clear();
+                    self.session.shared.lose(LossCause::VehicleFault { why });
+                    return false;
+                }
+                self.last_raw_t_s = Some(convert::secs(&s.observation.header.stamp));
                 let swept = scan.is_some();
                 self.apply(s, scan);
                 return swept;

@@ -6,6 +6,13 @@
 //! loop's thread), a keeper thread (a `beat` every 0.2 s, a `ping` with
 //! each beat while none is outstanding, the loss checks) and the counts. Whatever the planner does, the keeper beats.
 //!
+//! Every line from the bridge is read with the bridge's own bound
+//! ([`MAX_LINE_BYTES`](acres_link_protocol::MAX_LINE_BYTES), [`link::read_bounded`]): a longer
+//! one is dropped and counted, never kept; `hello` and `welcome` must come whole within
+//! [`HANDSHAKE_WAIT`]. A bridge of another protocol version is refused naming both versions,
+//! and with a token a bridge that asks for none is refused (a downgrade): nothing is sent to it
+//! but the attach's absence.
+//!
 //! The link is lost when the socket closes, when a ping gets no pong in
 //! [`PONG_TIMEOUT_S`](acres_link_protocol::PONG_TIMEOUT_S), or when no `step` comes for the
 //! silence limit; the first cause is kept.
@@ -28,6 +35,9 @@ use crate::world::LossCause;
 /// answering is found between `PONG_TIMEOUT_S` and `PONG_TIMEOUT_S` + this.
 const PING_PERIOD_S: f64 = 0.2;
 
+/// How long the bridge's `hello`, then its `welcome`, may take to come whole.
+pub const HANDSHAKE_WAIT: Duration = Duration::from_secs(10);
+
 /// Counts of the link, both ways.
 #[derive(Debug, Default)]
 pub struct Counts {
@@ -41,6 +51,10 @@ pub struct Counts {
     pub bytes_received: AtomicU64,
     /// The newest ping round trip, µs (0: none yet).
     pub rtt_us: AtomicU64,
+    /// Lines from the bridge longer than the limit, dropped.
+    pub oversized: AtomicU64,
+    /// Lines from the bridge that could not be read, dropped (the oversized ones included).
+    pub unreadable: AtomicU64,
 }
 
 /// The sending side of the socket: lines sealed into TLS records on a TLS link.
@@ -154,6 +168,12 @@ pub enum AttachError {
         /// In words.
         reason: String,
     },
+    /// The bridge speaks another protocol version.
+    #[error("{0}")]
+    Version(String),
+    /// A token is set and the bridge asks for none: it cannot prove that it knows it.
+    #[error("the bridge asks for no token but one is set (ACRES_LINK_TOKEN or --link-token): it cannot prove that it knows it, so it is not commanded (a downgrade); set the same token on the bridge")]
+    Downgrade,
     /// Something else went wrong in the handshake.
     #[error("link handshake: {0}")]
     Handshake(String),
@@ -204,20 +224,19 @@ impl Session {
         let mut writer = Writer { stream, sealer };
         let mut reader = BufReader::with_capacity(1 << 20, source);
         writer.stream.set_read_timeout(Some(Duration::from_secs(5))).map_err(hs)?;
-        let hello = match read(&mut reader) {
-            Some(Ok(FromBridge::Hello(h))) => h,
-            Some(Ok(FromBridge::Refused(r))) => {
-                return Err(AttachError::Refused { code: r.code, reason: r.reason })
-            }
-            other => return Err(AttachError::Handshake(format!("expected hello, got {other:?}"))),
+        let hello = match read_handshake(&mut reader, "hello")? {
+            FromBridge::Hello(h) => h,
+            FromBridge::Refused(r) => return Err(AttachError::Refused { code: r.code, reason: r.reason }),
+            other => return Err(AttachError::Handshake(format!("expected hello, got {}", kind(&other)))),
         };
+        if hello.version != link::PROTOCOL_VERSION {
+            return Err(AttachError::Version(version_mismatch(hello.version)));
+        }
         let nonce = link::auth::new_nonce();
         if token.is_some() && !hello.token_required {
-            eprintln!(
-                "acres-harness: link: the bridge asks for no token: it cannot prove that it knows ours"
-            );
+            let _ = writer.stream.shutdown(Shutdown::Both);
+            return Err(AttachError::Downgrade);
         }
-        let token = token.filter(|_| hello.token_required);
         if token.is_some() && !link::auth::nonce_ok(&hello.nonce) {
             return Err(AttachError::Handshake("the bridge's hello has no valid nonce".into()));
         }
@@ -228,8 +247,8 @@ impl Session {
             nonce: nonce.clone(),
         });
         writer.write_line(link::encode(&attach).as_bytes()).map_err(hs)?;
-        match read(&mut reader) {
-            Some(Ok(FromBridge::Welcome(w))) => {
+        match read_handshake(&mut reader, "welcome")? {
+            FromBridge::Welcome(w) => {
                 if let Some(t) = token {
                     let proved = w.proof.as_deref().is_some_and(|p| {
                         link::auth::welcome_proof_matches(p, t, &hello.nonce, &nonce, &binding)
@@ -240,10 +259,8 @@ impl Session {
                     }
                 }
             }
-            Some(Ok(FromBridge::Refused(r))) => {
-                return Err(AttachError::Refused { code: r.code, reason: r.reason })
-            }
-            other => return Err(AttachError::Handshake(format!("expected welcome, got {other:?}"))),
+            FromBridge::Refused(r) => return Err(AttachError::Refused { code: r.code, reason: r.reason }),
+            other => return Err(AttachError::Handshake(format!("expected welcome, got {}", kind(&other)))),
         }
         writer.stream.set_read_timeout(None).map_err(hs)?;
         let shared = Arc::new(Shared {
@@ -294,11 +311,63 @@ impl Drop for Session {
     }
 }
 
-fn read(r: &mut impl BufRead) -> Option<Result<FromBridge, link::LineError>> {
-    let mut line = String::new();
-    match r.read_line(&mut line) {
-        Ok(0) | Err(_) => None,
-        Ok(_) => Some(link::decode(&line)),
+/// The refusal of a bridge of protocol version `bridge`, naming both versions.
+fn version_mismatch(bridge: u32) -> String {
+    link::version_mismatch(bridge, link::PROTOCOL_VERSION)
+        + ": use a harness and a bridge of the same release"
+}
+
+/// A message's type, for errors (never its content: a hostile bridge's line may be huge).
+fn kind(m: &FromBridge) -> &'static str {
+    match m {
+        FromBridge::Hello(_) => "hello",
+        FromBridge::Welcome(_) => "welcome",
+        FromBridge::Refused(_) => "refused",
+        FromBridge::Step(_) => "step",
+        FromBridge::Reply(_) => "reply",
+        FromBridge::Result(_) => "result",
+        FromBridge::Pong(_) => "pong",
+        FromBridge::Error(_) => "error",
+    }
+}
+
+/// One handshake line (`what`: the one expected), whole within [`HANDSHAKE_WAIT`] and at most
+/// [`link::MAX_LINE_BYTES`]; a line of another version is told as such.
+fn read_handshake(r: &mut impl BufRead, what: &str) -> Result<FromBridge, AttachError> {
+    let deadline = Instant::now() + HANDSHAKE_WAIT;
+    let hs = |why: String| AttachError::Handshake(format!("expected {what}: {why}"));
+    // At most one line's worth: a handshake line past the limit ends the handshake at once.
+    let mut within = r.take(link::MAX_LINE_BYTES as u64 + 2);
+    let line = match link::read_bounded(&mut within, link::MAX_LINE_BYTES, Some(deadline)) {
+        Ok(link::BoundedLine::Line(l)) => l,
+        Ok(link::BoundedLine::Oversized(_)) => {
+            return Err(hs(format!(
+                "the bridge sent a line longer than the {} bytes a line may have",
+                link::MAX_LINE_BYTES
+            )))
+        }
+        Ok(link::BoundedLine::End) => return Err(hs("the bridge closed the connection".into())),
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
+            return Err(hs(format!("no whole line within {} s", HANDSHAKE_WAIT.as_secs())))
+        }
+        Err(e) => return Err(hs(e.to_string())),
+    };
+    let text = String::from_utf8(line).map_err(|_| hs("the line is not UTF-8".into()))?;
+    match link::decode::<FromBridge>(&text) {
+        Ok(m) => Ok(m),
+        Err(e) => {
+            // A hello of another version may not read as ours: its version still tells why.
+            let v: Option<u64> = serde_json::from_str::<serde_json::Value>(&text)
+                .ok()
+                .filter(|v| v["type"] == "hello")
+                .and_then(|v| v["version"].as_u64());
+            match v {
+                Some(v) if v != u64::from(link::PROTOCOL_VERSION) => {
+                    Err(AttachError::Version(version_mismatch(u32::try_from(v).unwrap_or(u32::MAX))))
+                }
+                _ => Err(hs(e.to_string())),
+            }
+        }
     }
 }
 
@@ -308,21 +377,33 @@ fn read_loop(
     tx: &Sender<Received>,
     scan_cfg: &ScanConfig,
 ) {
-    let mut line = String::new();
     loop {
-        line.clear();
-        match r.read_line(&mut line) {
-            Ok(0) | Err(_) => {
+        let line = match link::read_bounded(&mut r, link::MAX_LINE_BYTES, None) {
+            Ok(link::BoundedLine::Line(l)) => l,
+            Ok(link::BoundedLine::Oversized(n)) => {
+                sh.counts.oversized.fetch_add(1, Ordering::Relaxed);
+                sh.counts.unreadable.fetch_add(1, Ordering::Relaxed);
+                sh.counts.bytes_received.fetch_add(n as u64, Ordering::Relaxed);
+                eprintln!(
+                    "acres-harness: link: a line of {n} bytes from the bridge, more than the {} a line may have: dropped",
+                    link::MAX_LINE_BYTES
+                );
+                continue;
+            }
+            Ok(link::BoundedLine::End) | Err(_) => {
                 if !sh.stop.load(Ordering::Relaxed) {
                     sh.lose(LossCause::SocketClosed);
                 }
                 return;
             }
-            Ok(n) => {
-                sh.counts.received.fetch_add(1, Ordering::Relaxed);
-                sh.counts.bytes_received.fetch_add(n as u64, Ordering::Relaxed);
-            }
-        }
+        };
+        sh.counts.received.fetch_add(1, Ordering::Relaxed);
+        sh.counts.bytes_received.fetch_add(line.len() as u64, Ordering::Relaxed);
+        let Ok(line) = String::from_utf8(line) else {
+            sh.counts.unreadable.fetch_add(1, Ordering::Relaxed);
+            eprintln!("acres-harness: link: a line from the bridge is not UTF-8: dropped");
+            continue;
+        };
         match link::decode::<FromBridge>(&line) {
             Ok(FromBridge::Pong(p)) => {
                 let mut ping = sh.ping.lock().expect("ping lock");
@@ -347,7 +428,10 @@ fn read_loop(
                     return;
                 }
             }
-            Err(e) => eprintln!("acres-harness: link: unreadable line from the bridge: {e}"),
+            Err(e) => {
+                sh.counts.unreadable.fetch_add(1, Ordering::Relaxed);
+                eprintln!("acres-harness: link: unreadable line from the bridge: {e}");
+            }
         }
     }
 }
