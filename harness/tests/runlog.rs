@@ -201,6 +201,7 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             usd: 0.0123,
             reasoning_hidden: false,
             repairs: Default::default(),
+            cached: false,
         }),
         Row::Tool(ToolRow {
             t: 0.4,
