@@ -41,6 +41,8 @@ pub struct Entry {
     pub wall_s: f64,
     /// The run's seed (the run row's `identity.seed`): a comparison pairs runs by it.
     pub seed: u64,
+    /// The run folder (not in any output: the viewer links to it).
+    pub folder: PathBuf,
 }
 
 /// The runs of the folders given, merged.
@@ -137,6 +139,7 @@ fn read_entry(folder: &Path, id: &RunId) -> Result<Option<Entry>, String> {
         planner: crate::runfolder::score::planner_kind(&run),
         wall_s: (end.wall - run.wall).max(0.0),
         seed: run.identity.seed,
+        folder: folder.to_path_buf(),
         score: end.score,
     }))
 }

@@ -363,6 +363,7 @@ mod tests {
             score: Score { success, end, usd, time_s, ..Score::default() },
             wall_s: 1.0,
             seed,
+            folder: std::path::PathBuf::new(),
         }
     }
 
