@@ -96,7 +96,9 @@ fn a_sweep_again_with_the_cache_asks_the_model_nothing_and_scores_the_same() {
         String::from_utf8(o.stdout).unwrap()
     };
     let shown = key(&[]);
-    assert!(shown.contains("provider openai") && shown.contains("run_seed 1"), "{shown}");
+    // The run's seed is the body's (OpenAI-compatible servers get it): 1 or 2, by repeat.
+    let seed = stub.requests()[0]["body"]["seed"].as_u64().unwrap();
+    assert!(shown.contains("provider openai") && shown.contains(&format!("run_seed {seed}\n")), "{shown}");
     assert!(shown.contains("(present)"), "{shown}");
     let k = shown.lines().next().unwrap().strip_prefix("key ").unwrap().to_string();
     let entry: Value =
