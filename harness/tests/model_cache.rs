@@ -87,8 +87,14 @@ fn a_sweep_again_with_the_cache_asks_the_model_nothing_and_scores_the_same() {
     let line = dir.join("request.json");
     std::fs::write(&line, stub.requests()[0].to_string()).unwrap();
     let key = |extra: &[&str]| {
-        let mut args =
-            vec!["models", "cache-key", "--config", mf.to_str().unwrap(), "--request", line.to_str().unwrap()];
+        let mut args = vec![
+            "models",
+            "cache-key",
+            "--config",
+            mf.to_str().unwrap(),
+            "--request",
+            line.to_str().unwrap(),
+        ];
         args.extend_from_slice(&["--cache", cache.to_str().unwrap()]);
         args.extend_from_slice(extra);
         let o = harness(&args);
@@ -101,9 +107,10 @@ fn a_sweep_again_with_the_cache_asks_the_model_nothing_and_scores_the_same() {
     assert!(shown.contains("provider openai") && shown.contains(&format!("run_seed {seed}\n")), "{shown}");
     assert!(shown.contains("(present)"), "{shown}");
     let k = shown.lines().next().unwrap().strip_prefix("key ").unwrap().to_string();
-    let entry: Value =
-        serde_json::from_str(&std::fs::read_to_string(cache.join(&k[..2]).join(format!("{k}.json"))).unwrap())
-            .unwrap();
+    let entry: Value = serde_json::from_str(
+        &std::fs::read_to_string(cache.join(&k[..2]).join(format!("{k}.json"))).unwrap(),
+    )
+    .unwrap();
     assert_eq!(entry["key"], json!(k));
     assert!(entry["latency_s"].as_f64().unwrap() > 0.0);
     assert!(key(&["--seed", "99"]).contains("(absent)"));

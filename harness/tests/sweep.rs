@@ -315,11 +315,17 @@ fn a_sweep_of_two_planners_shows_the_paired_comparison_in_every_output_form() {
     assert!(compare_csv.starts_with("a,b,pairs,both/neither,a_only,b_only,mcnemar_p,"), "{csv}");
     assert!(compare_csv.contains(&format!("{a},classical/none/classical/vehicle,4,")), "{csv}");
     let md = std::fs::read_to_string(&outs[2]).unwrap();
-    assert!(md.contains(&format!("| {a} | classical/none/classical/vehicle | 4 | {bo}/{ne} | {ao} | {bx} |")), "{md}");
+    assert!(
+        md.contains(&format!("| {a} | classical/none/classical/vehicle | 4 | {bo}/{ne} | {ao} | {bx} |")),
+        "{md}"
+    );
     let o = harness(&["leaderboard", &d, "--baseline", b]);
     assert!(o.status.success(), "{}", text(&o));
     let table = String::from_utf8_lossy(&o.stdout);
-    assert!(table.contains("mcnemar_p") && table.contains(&format!("{a}  classical/none/classical/vehicle  4")), "{table}");
+    assert!(
+        table.contains("mcnemar_p") && table.contains(&format!("{a}  classical/none/classical/vehicle  4")),
+        "{table}"
+    );
     let o = harness(&["leaderboard", &d, "--compare", a, "gpt/text/vehicle"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("no group gpt/text/vehicle in the leaderboard"), "{}", text(&o));

@@ -18,8 +18,8 @@ use clap::Args;
 
 use super::Failure;
 use crate::sweep::board::{self, Merge};
-use crate::sweep::compare::{self, Comparison};
 use crate::sweep::chart;
+use crate::sweep::compare::{self, Comparison};
 
 /// Options of `leaderboard`.
 #[derive(Debug, Clone, Args)]
@@ -55,7 +55,11 @@ pub struct LeaderboardArgs {
 }
 
 /// The comparisons asked for: `--compare A B`, then each other group against `--baseline`.
-fn comparisons(a: &LeaderboardArgs, merge: &Merge, groups: &[board::Group]) -> Result<Vec<Comparison>, Failure> {
+fn comparisons(
+    a: &LeaderboardArgs,
+    merge: &Merge,
+    groups: &[board::Group],
+) -> Result<Vec<Comparison>, Failure> {
     let find = |k: &str| compare::resolve(k, groups).map_err(|e| Failure::input(format!("leaderboard: {e}")));
     let mut out = Vec::new();
     if let Some(pair) = &a.compare {

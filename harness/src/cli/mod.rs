@@ -232,8 +232,8 @@ fn cache_key(a: CacheKeyArgs) -> Result<(), Failure> {
     };
     let mut cfg = r.config.clone();
     cfg.seed = Some(a.seed.or_else(|| body["seed"].as_u64()).unwrap_or(1));
-    let (k, parts) =
-        key(&cfg, body.to_string().as_bytes()).map_err(|e| Failure::input(format!("{}: {e}", a.request.display())))?;
+    let (k, parts) = key(&cfg, body.to_string().as_bytes())
+        .map_err(|e| Failure::input(format!("{}: {e}", a.request.display())))?;
     println!("key {k}");
     println!("format {}", parts.format);
     println!("provider {}", parts.provider);

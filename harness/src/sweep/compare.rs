@@ -18,9 +18,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::board::{is_infrastructure, Entry, Group};
-use super::stats::{
-    bootstrap_mean, mcnemar_exact, pass_hat_k, PassK, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED,
-};
+use super::stats::{bootstrap_mean, mcnemar_exact, pass_hat_k, PassK, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED};
 
 /// A group's key: `planner/model/mode/profile`.
 pub fn key_of(g: &Group) -> String {
@@ -188,11 +186,8 @@ pub fn compare(entries: &[Entry], a: &Group, b: &Group) -> Comparison {
     let mut diffs: Vec<f64> = Vec::new();
     let (mut both, mut neither) = (0, 0);
     let none: Vec<&Entry> = Vec::new();
-    let left = |side: &str, e: &Entry, reason: String| Unpaired {
-        side: side.into(),
-        id: e.id.to_string(),
-        reason,
-    };
+    let left =
+        |side: &str, e: &Entry, reason: String| Unpaired { side: side.into(), id: e.id.to_string(), reason };
     for k in keys {
         let (la, lb) = (ma.get(k).unwrap_or(&none), mb.get(k).unwrap_or(&none));
         for (i, ea) in la.iter().enumerate() {
@@ -203,7 +198,14 @@ pub fn compare(entries: &[Entry], a: &Group, b: &Group) -> Comparison {
             let infra = [("a", *ea), ("b", *eb)]
                 .into_iter()
                 .find(|(_, e)| is_infrastructure(e.score.end))
-                .map(|(s, e)| format!("the pair's run of {} ({}) ended by infrastructure ({})", s.to_uppercase(), e.id, e.score.end));
+                .map(|(s, e)| {
+                    format!(
+                        "the pair's run of {} ({}) ended by infrastructure ({})",
+                        s.to_uppercase(),
+                        e.id,
+                        e.score.end
+                    )
+                });
             if let Some(reason) = infra {
                 unpaired.push(left("a", ea, reason.clone()));
                 unpaired.push(left("b", eb, reason));
@@ -394,7 +396,8 @@ mod tests {
     fn a_fixture_gives_the_hand_computed_comparison() {
         let es = fixture();
         let gs = groups(&es);
-        let (a, b) = (resolve("m1/text/vehicle", &gs).unwrap(), resolve("model/m2/text/vehicle", &gs).unwrap());
+        let (a, b) =
+            (resolve("m1/text/vehicle", &gs).unwrap(), resolve("model/m2/text/vehicle", &gs).unwrap());
         let c = compare(&es, a, b);
         assert_eq!((c.pairs, c.both, c.neither, c.a_only, c.b_only), (5, 1, 1, 1, 2));
         // b = 1, c = 2: 2·(C(3,0) + C(3,1))/2³ = 1.

@@ -165,9 +165,8 @@ pub fn bootstrap_mean(values: &[f64], resamples: usize, seed: u64) -> Option<(f6
         return None;
     }
     let mut rng = SplitMix64(seed);
-    let mut means: Vec<f64> = (0..resamples)
-        .map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64)
-        .collect();
+    let mut means: Vec<f64> =
+        (0..resamples).map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64).collect();
     means.sort_by(f64::total_cmp);
     let rank = |q: f64| ((q * resamples as f64).ceil() as usize).clamp(1, resamples) - 1;
     Some((means[rank(0.025)], means[rank(0.975)]))

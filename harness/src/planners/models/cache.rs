@@ -79,7 +79,8 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 /// The key of a request body (JSON) sent with a model file's settings and a run's seed.
 pub fn key(cfg: &ModelConfig, body: &[u8]) -> Result<(String, KeyParts), String> {
-    let body: Value = serde_json::from_slice(body).map_err(|e| format!("the request body is not JSON: {e}"))?;
+    let body: Value =
+        serde_json::from_slice(body).map_err(|e| format!("the request body is not JSON: {e}"))?;
     let stack = json!({"provider": cfg.provider, "base_url": cfg.base_url(), "model": cfg.model});
     let whole = canonical(&json!({"format": FORMAT, "stack": stack, "run_seed": cfg.seed, "body": body}));
     let body_text = canonical(&body);
@@ -143,13 +144,19 @@ mod tests {
 
     #[test]
     fn keys_ignore_key_order_and_change_with_the_stack_the_seed_and_the_body() {
-        assert_eq!(canonical(&json!({"b": [1, {"d": 1, "c": 2}], "a": null})), r#"{"a":null,"b":[1,{"c":2,"d":1}]}"#);
+        assert_eq!(
+            canonical(&json!({"b": [1, {"d": 1, "c": 2}], "a": null})),
+            r#"{"a":null,"b":[1,{"c":2,"d":1}]}"#
+        );
         let c = cfg();
         let (k1, p) = key(&c, br#"{"model": "m", "messages": [], "max_tokens": 5}"#).unwrap();
         let (k2, _) = key(&c, br#"{"max_tokens": 5, "messages": [], "model": "m"}"#).unwrap();
         assert_eq!(k1, k2);
         assert_eq!(k1.len(), 64);
-        assert_eq!((p.provider.as_str(), p.base_url.as_str(), p.run_seed), ("openai", "http://127.0.0.1:9/v1", None));
+        assert_eq!(
+            (p.provider.as_str(), p.base_url.as_str(), p.run_seed),
+            ("openai", "http://127.0.0.1:9/v1", None)
+        );
         assert_eq!(p.body_bytes, r#"{"max_tokens":5,"messages":[],"model":"m"}"#.len());
         let (k3, _) = key(&c, br#"{"max_tokens": 6, "messages": [], "model": "m"}"#).unwrap();
         let seeded = ModelConfig { seed: Some(2), ..cfg() };

@@ -106,7 +106,12 @@ impl<W: Wire + 'static> Client for HttpClient<W> {
         self.start_with(self.cfg.clone(), system, tools)
     }
 
-    fn start_seeded(&self, system: &str, tools: &[ToolDef], seed: u64) -> Result<Box<dyn Session>, ModelError> {
+    fn start_seeded(
+        &self,
+        system: &str,
+        tools: &[ToolDef],
+        seed: u64,
+    ) -> Result<Box<dyn Session>, ModelError> {
         // The seed is set for every provider (the cache keys on it) and sent where it is taken.
         let cfg = ModelConfig { seed: Some(seed), ..(*self.cfg).clone() };
         self.start_with(Arc::new(cfg), system, tools)
@@ -130,14 +135,21 @@ pub fn takes_seed(provider: &str) -> bool {
 }
 
 impl<W: Wire + 'static> HttpClient<W> {
-    fn start_with(&self, cfg: Arc<ModelConfig>, system: &str, tools: &[ToolDef]) -> Result<Box<dyn Session>, ModelError> {
+    fn start_with(
+        &self,
+        cfg: Arc<ModelConfig>,
+        system: &str,
+        tools: &[ToolDef],
+    ) -> Result<Box<dyn Session>, ModelError> {
         let key = cfg.api_key().map_err(|e| ModelError::new(ModelErrorKind::Limit, e))?;
         let wire = if cfg.capabilities.tools {
             (self.new_wire)(&cfg.model, system, tools)
         } else {
             (self.new_wire)(&cfg.model, &format!("{system}{}", text_protocol(tools)), &[])
         };
-        Ok(Box::new(ChatSession::new(cfg, wire, key, self.gate.clone(), tools).with_cache(self.cache.clone())))
+        Ok(Box::new(
+            ChatSession::new(cfg, wire, key, self.gate.clone(), tools).with_cache(self.cache.clone()),
+        ))
     }
 }
 

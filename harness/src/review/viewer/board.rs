@@ -84,7 +84,10 @@ pub fn board(v: &Viewer, req: &Request) -> Response {
                 .map(|(s, &(c, n))| (s.clone(), Cell { successes: c, counted: n, runs: Vec::new() }))
                 .collect();
             for e in merge.entries.iter().filter(|e| {
-                e.planner == g.planner && e.id.model == g.model && e.id.mode == g.mode && e.id.profile == g.profile
+                e.planner == g.planner
+                    && e.id.model == g.model
+                    && e.id.mode == g.mode
+                    && e.id.profile == g.profile
             }) {
                 let rel = e.folder.strip_prefix(&v.root).unwrap_or(&e.folder);
                 let rel: Vec<String> =
