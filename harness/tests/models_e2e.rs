@@ -398,3 +398,50 @@ fn parallel_runs_bounds_the_runs_that_use_the_service_at_once() {
     let seq = order("3", "--concurrent");
     assert!(seq.chunks(3).any(|b| b.iter().any(|k| *k != b[0])), "three runs at once interleave: {seq:?}");
 }
+
+#[test]
+fn a_repeats_seed_and_the_temperature_reach_the_model_and_the_run_row() {
+    for proto in [Proto::OpenAi, Proto::Anthropic] {
+        let dir = tmp(&format!("seeded_{proto:?}"));
+        let stub = StubProc::start(&dir, json!({"then": "scripted"}));
+        let mf = model_file(&dir, "seeded", proto, &stub.url, "temperature = 0.25", "");
+        let spec = dir.join("sweep.toml");
+        std::fs::write(
+            &spec,
+            format!(
+                "scenarios = [\"{}\"]\nmodels = [\"{}\"]\nmodes = [\"text\"]\nrepeats = 2\nseed = 5\nrecord = \"none\"\n",
+                support::root().join("scenarios/t1_01_one_field.json").display(),
+                mf.display()
+            ),
+        )
+        .unwrap();
+        let out = dir.join("out");
+        let o = harness(&["sweep", spec.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let reqs = stub.requests();
+        assert!(reqs.len() >= 2, "{proto:?}: {} requests", reqs.len());
+        let mut seeds: Vec<Value> = reqs.iter().map(|r| r["body"]["seed"].clone()).collect();
+        seeds.sort_by_key(|s| s.as_u64());
+        seeds.dedup();
+        for r in &reqs {
+            assert_eq!(r["body"]["temperature"], json!(0.25), "{proto:?}: {}", r["body"]);
+        }
+        // Repeat r runs with seed 5 + r − 1; OpenAI-compatible servers get it, Anthropic's has no
+        // seed parameter.
+        let expected = match proto {
+            Proto::OpenAi => vec![json!(5), json!(6)],
+            Proto::Anthropic => vec![Value::Null],
+        };
+        assert_eq!(seeds, expected, "{proto:?}");
+        for rep in [1u64, 2] {
+            let run = dir.join(format!("out/seeded/text/vehicle/t1_01_one_field/{rep}"));
+            let folder = only_folder(&run);
+            let Some(Row::Run(row)) = rows_of(&folder).into_iter().next() else { panic!("no run row") };
+            let options = row.planner.expect("a sweep records the planner").options;
+            assert_eq!(options.get("temperature"), Some(&json!(0.25)));
+            let seed = (proto == Proto::OpenAi).then(|| json!(4 + rep));
+            assert_eq!(options.get("seed"), seed.as_ref(), "{proto:?} rep {rep}: {options:?}");
+            assert_eq!(row.identity.seed, 4 + rep);
+        }
+    }
+}

@@ -201,6 +201,8 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             usd: 0.0123,
             reasoning_hidden: false,
             repairs: Default::default(),
+            // Replayed from the model-call cache: the optional key is written (and checked).
+            cached: true,
         }),
         Row::Tool(ToolRow {
             t: 0.4,

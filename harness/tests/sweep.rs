@@ -260,6 +260,80 @@ fn the_leaderboard_of_a_fixture_matches_hand_computed_pass_k_wilson_and_flips() 
 }
 
 #[test]
+fn a_sweep_of_two_planners_shows_the_paired_comparison_in_every_output_form() {
+    let tmp = TempDir::new("sweep-compare");
+    let files: Vec<String> = ["t1_01_one_field", "t1_04_fuel_limit_excludes_a_field"]
+        .iter()
+        .map(|s| format!("\"{}\"", root().join("scenarios").join(format!("{s}.json")).display()))
+        .collect();
+    let spec = tmp.join("sweep.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "scenarios = [{}]\nmodels = [\"scripted\"]\nmodes = [\"text\", \"classical\"]\nrepeats = 2\nrecord = \"none\"\nworkers = 2\n",
+            files.join(", ")
+        ),
+    )
+    .unwrap();
+    let out = tmp.join("out");
+    let o = harness(&["sweep", &spec.display().to_string(), "--out", &out.display().to_string(), "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let (a, b) = ("scripted/scripted/text/vehicle", "none/classical/vehicle");
+    let outs = ["j.json", "c.csv", "m.md"].map(|f| tmp.join(f));
+    let d = out.display().to_string();
+    let mut args = vec!["leaderboard", &d, "--compare", a, b];
+    let paths: Vec<String> = outs.iter().map(|p| p.display().to_string()).collect();
+    args.extend(["--json", &paths[0], "--csv", &paths[1], "--markdown", &paths[2]]);
+    let o = harness(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&outs[0]).unwrap()).unwrap();
+    assert_eq!(v["schema"], json!("acres-leaderboard-2"));
+    let c = &v["comparisons"][0];
+    assert_eq!(c["a"]["key"], json!(a));
+    assert_eq!(c["b"]["key"], json!("classical/none/classical/vehicle"));
+    // Two scenarios × two repeats, paired by scenario and seed; nothing left over.
+    assert_eq!(c["pairs"], json!(4), "{c}");
+    assert_eq!(c["unpaired"], json!([]));
+    let (n, bo, ne, ao, bx) = (
+        c["pairs"].as_u64().unwrap(),
+        c["both"].as_u64().unwrap(),
+        c["neither"].as_u64().unwrap(),
+        c["a_only"].as_u64().unwrap(),
+        c["b_only"].as_u64().unwrap(),
+    );
+    assert_eq!(bo + ne + ao + bx, n);
+    assert_eq!(c["mcnemar_p"].as_f64(), Some(acres_harness::sweep::stats::mcnemar_exact(ao, bx)));
+    assert_eq!(c["bootstrap_resamples"], json!(10_000));
+    let diff = c["difference"].as_f64().unwrap();
+    let (lo, hi) = (c["bootstrap95"][0].as_f64().unwrap(), c["bootstrap95"][1].as_f64().unwrap());
+    assert!(lo <= diff && diff <= hi, "{c}");
+    // The groups carry the noise floor; the scripted and classical planners repeat themselves.
+    for g in v["groups"].as_array().unwrap() {
+        assert_eq!(g["noise_floor"], json!(0.0), "{g}");
+    }
+    let csv = std::fs::read_to_string(&outs[1]).unwrap();
+    let (groups_csv, compare_csv) = csv.split_once("\n\n").expect("the comparison after an empty line");
+    assert_eq!(groups_csv.lines().count(), 3, "{csv}");
+    assert!(compare_csv.starts_with("a,b,pairs,both/neither,a_only,b_only,mcnemar_p,"), "{csv}");
+    assert!(compare_csv.contains(&format!("{a},classical/none/classical/vehicle,4,")), "{csv}");
+    let md = std::fs::read_to_string(&outs[2]).unwrap();
+    assert!(
+        md.contains(&format!("| {a} | classical/none/classical/vehicle | 4 | {bo}/{ne} | {ao} | {bx} |")),
+        "{md}"
+    );
+    let o = harness(&["leaderboard", &d, "--baseline", b]);
+    assert!(o.status.success(), "{}", text(&o));
+    let table = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        table.contains("mcnemar_p") && table.contains(&format!("{a}  classical/none/classical/vehicle  4")),
+        "{table}"
+    );
+    let o = harness(&["leaderboard", &d, "--compare", a, "gpt/text/vehicle"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no group gpt/text/vehicle in the leaderboard"), "{}", text(&o));
+}
+
+#[test]
 fn a_bad_spec_is_refused_with_the_file_and_the_key() {
     let tmp = TempDir::new("sweep-bad");
     let p = tmp.join("bad.toml");

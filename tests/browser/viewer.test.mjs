@@ -1,6 +1,7 @@
 // The viewer in a real headless browser (Debian chromium, driven by playwright-core): a finished
 // run, a recorded run's World with the objects and LiDAR returns of its episode.mcap
-// (--world bag), and a run in progress (--follow, rows written while the page is open). Checks
+// (--world bag), a run in progress (--follow, rows written while the page is open), and a sweep
+// folder's page (the leaderboard, the planner × scenario matrix, the chart, the comparison). Checks
 // each part's content, scrubs the timeline with the mouse and the keys, saves screenshots under
 // target/, and asserts that ../ and absolute-path requests are refused.
 //
@@ -227,6 +228,56 @@ async function runInProgress(ctx, tmp) {
   await page.close();
 }
 
+async function sweepBoard(ctx, tmp) {
+  // Two planners (scripted in text mode, classical) × two scenarios × two repeats.
+  const spec = path.join(tmp, 'sweep.toml');
+  const sc = ['t1_01_one_field', 't2_06_truck_on_the_lane'].map((s) => JSON.stringify(path.join(ROOT, 'scenarios', s + '.json')));
+  fs.writeFileSync(spec, 'scenarios = [' + sc.join(', ') + ']\nmodels = ["scripted"]\nmodes = ["text", "classical"]\n' +
+    'repeats = 2\nrecord = "none"\nworkers = 2\n');
+  const out = path.join(tmp, 'sweep');
+  execFileSync(EXE, ['sweep', spec, '--out', out, '--quiet'], { cwd: ROOT, stdio: 'inherit' });
+  const url = await view([out]);
+  const page = await ctx.newPage();
+  await page.goto(url);
+  await page.waitForSelector('body[data-board]');
+  // The leaderboard: a line per group, sorted by planner.
+  const groups = await page.locator('#board-table tbody tr').allInnerTexts();
+  assert.equal(groups.length, 2);
+  assert.match(groups[0], /^classical\/none\/classical\/vehicle\s+4\s+0\s+\d\/4/);
+  assert.match(groups[1], /^scripted\/scripted\/text\/vehicle\s+4\s+0\s+\d\/4/);
+  // The matrix: a cell per group and scenario, successes of the repeats, coloured by rate.
+  const cells = page.locator('#matrix td.cell');
+  assert.equal(await cells.count(), 4);
+  for (const t of await cells.allInnerTexts()) assert.match(t, /^[0-2]\/2$/);
+  const bg = await cells.first().evaluate((td) => [td.dataset.rate, getComputedStyle(td).backgroundColor]);
+  assert.notEqual(bg[1], 'rgba(0, 0, 0, 0)', 'the cell is coloured');
+  // A click lists the cell's runs; a run opens.
+  await cells.first().click();
+  const links = page.locator('#cell-runs a');
+  assert.equal(await links.count(), 2);
+  assert.match(await links.first().innerText(), /^none\/classical\/vehicle\/t1_01_one_field\/1\//);
+  await links.first().click();
+  await page.waitForSelector('body[data-painted="run"]');
+  assert.match(await text(page, '#head'), /t1_01_one_field/);
+  await page.goBack();
+  await page.waitForSelector('#board-chart svg polyline', { state: 'attached' });
+  // The chart, and the comparison of the first two groups, paired by scenario and seed.
+  assert.equal(await page.locator('body').getAttribute('data-board'),
+    'classical/none/classical/vehicle vs scripted/scripted/text/vehicle');
+  const cmp = await text(page, '#comparison');
+  assert.match(cmp, /pairs\s+4\n/);
+  assert.match(cmp, /McNemar exact p\s+[01]\.\d{4}/);
+  assert.match(cmp, /bootstrap 95 % \(10000 resamples, seed 0\)\s+\[[-+]\d\.\d{3}, [-+]\d\.\d{3}\]/);
+  // Choosing A and B asks again.
+  await page.selectOption('#cmp-a', 'scripted/scripted/text/vehicle');
+  await page.selectOption('#cmp-b', 'classical/none/classical/vehicle');
+  await until('the swapped comparison', async () => (await page.locator('body').getAttribute('data-board')) ===
+    'scripted/scripted/text/vehicle vs classical/none/classical/vehicle');
+  fs.mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SHOTS, 'viewer-board.png'), fullPage: true });
+  await page.close();
+}
+
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'acres-browser-'));
 const { ctx, profile } = await browser();
 try {
@@ -236,6 +287,8 @@ try {
   console.log('ok: the recording\'s objects and LiDAR returns in the World (--world bag)');
   await runInProgress(ctx, tmp);
   console.log('ok: run in progress (--follow)');
+  await sweepBoard(ctx, tmp);
+  console.log('ok: a sweep folder\'s leaderboard, matrix, chart and comparison');
   console.log('screenshots in ' + SHOTS);
 } finally {
   await ctx.close();

@@ -131,6 +131,9 @@ pub enum Command {
         /// Ask the server of one configuration (a name or a TOML file) for its models.
         #[arg(long)]
         config: Option<String>,
+        /// `cache-key`: the model-call cache's key of a request and what went into it.
+        #[command(subcommand)]
+        action: Option<ModelsAction>,
     },
     /// Runs the stub model server (OpenAI chat completions and Anthropic messages on
     /// 127.0.0.1) from a script of turns, recording every request body.
@@ -189,7 +192,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::Validate { folders } => validate(&folders),
         Command::View(a) => view::run(a),
         Command::Video(a) => video::run(a),
-        Command::Models { config } => models(config.as_deref()),
+        Command::Models { action: Some(ModelsAction::CacheKey(k)), .. } => cache_key(k),
+        Command::Models { config, action: None } => models(config.as_deref()),
         Command::StubServer { script, record, port } => {
             crate::planners::models::stub::serve(&script, record, port).map_err(Failure::input)
         }
@@ -210,6 +214,61 @@ pub fn main_with(cli: Cli) -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// What `models` does besides listing and probing.
+#[derive(Debug, Subcommand)]
+pub enum ModelsAction {
+    /// Prints the model-call cache's key of a request body and what went into it.
+    CacheKey(CacheKeyArgs),
+}
+
+/// Options of `models cache-key`.
+#[derive(Debug, clap::Args)]
+pub struct CacheKeyArgs {
+    /// The model configuration (a name or a TOML file) the request was sent with.
+    #[arg(long)]
+    pub config: String,
+    /// The request body (JSON), or a line of the stub server's request log (`{"path", "body"}`).
+    #[arg(long)]
+    pub request: PathBuf,
+    /// The run's seed (default: the body's `seed`, else 1, the default of `run`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A cache folder: say whether it holds the key's entry.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+}
+
+fn cache_key(a: CacheKeyArgs) -> Result<(), Failure> {
+    use crate::planners::models::cache::{key, CallCache};
+    let r = crate::planners::models::resolve(&a.config, &run::model_dir())
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let text = std::fs::read_to_string(&a.request)
+        .map_err(|e| Failure::input(format!("{}: {e}", a.request.display())))?;
+    let v: serde_json::Value = serde_json::from_str(text.trim())
+        .map_err(|e| Failure::input(format!("{}: not one JSON value: {e}", a.request.display())))?;
+    let body = match (&v["body"], &v["path"]) {
+        (b @ serde_json::Value::Object(_), serde_json::Value::String(_)) => b.clone(),
+        _ => v,
+    };
+    let mut cfg = r.config.clone();
+    cfg.seed = Some(a.seed.or_else(|| body["seed"].as_u64()).unwrap_or(1));
+    let (k, parts) = key(&cfg, body.to_string().as_bytes())
+        .map_err(|e| Failure::input(format!("{}: {e}", a.request.display())))?;
+    println!("key {k}");
+    println!("format {}", parts.format);
+    println!("provider {}", parts.provider);
+    println!("base_url {}", parts.base_url);
+    println!("model {}", parts.model);
+    println!("run_seed {}", parts.run_seed.map_or_else(|| "none".into(), |s| s.to_string()));
+    println!("body_sha256 {} ({} bytes, keys sorted, no spaces)", parts.body_sha256, parts.body_bytes);
+    if let Some(dir) = &a.cache {
+        let c = CallCache::open(dir).map_err(Failure::input)?;
+        let state = if c.get(&k).is_some() { "present" } else { "absent" };
+        println!("entry {} ({state})", c.path(&k).display());
+    }
+    Ok(())
 }
 
 fn models(config: Option<&str>) -> Result<(), Failure> {

@@ -52,6 +52,7 @@ fn read_recording(folder: &std::path::Path) -> Result<Recording, Failure> {
                     usage: r.usage,
                     latency_s: r.latency_s,
                     repairs: r.repairs,
+                    cached: r.cached,
                 },
                 usd: r.usd,
                 events: std::mem::take(&mut events),

@@ -103,6 +103,10 @@ pub struct RunArgs {
     /// interface file only) or none.
     #[arg(long, default_value = "all", value_parser = super::sweep::parse_record)]
     pub record: crate::runfolder::kinds::Record,
+    /// The model-call cache: replies stored in DIR under a key of the request and replayed
+    /// with their latency when the same request comes again (off by default).
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(long)]
     pub quiet: bool,
@@ -112,6 +116,11 @@ pub struct RunArgs {
     /// (internal) the call gate file of the invocation, made by the parent process.
     #[arg(long, hide = true)]
     pub gate_file: Option<PathBuf>,
+}
+
+/// The model-call cache of `--cache DIR` (made when missing; exit 2 when it cannot be).
+pub fn open_cache(dir: Option<&Path>) -> Result<Option<crate::planners::models::cache::CallCache>, Failure> {
+    dir.map(crate::planners::models::cache::CallCache::open).transpose().map_err(Failure::input)
 }
 
 /// The model-config folder: `ACRES_MODEL_CONFIGS`, else the harness's `model_configs/`.
@@ -270,6 +279,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     let client_opts = crate::planners::models::ClientOptions {
         think_s: a.think_s,
         gate_file: a.gate_file.clone().or_else(|| gate.0.clone()),
+        cache: open_cache(a.cache.as_deref())?,
     };
     let client = crate::planners::models::client(&model, &client_opts).map_err(Failure::input)?;
     // parallel_runs bounds the runs that use the service at once, in threads or processes.
@@ -569,6 +579,10 @@ fn child_args(a: &RunArgs, file: &Path, maps: &Path, gate_file: Option<&Path>) -
     if let Some(g) = gate_file {
         v.push("--gate-file".into());
         v.push(g.display().to_string());
+    }
+    if let Some(c) = &a.cache {
+        v.push("--cache".into());
+        v.push(c.display().to_string());
     }
     if let Some(m) = a.recovery_mode {
         v.push("--recovery-mode".into());

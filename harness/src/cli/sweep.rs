@@ -86,6 +86,10 @@ pub struct SweepArgs {
     /// No line per run (errors only).
     #[arg(long)]
     pub quiet: bool,
+    /// The model-call cache (as `run --cache`): replies stored in DIR and replayed with their
+    /// latency when the same request comes again; shards may share it.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
 }
 
 /// Parses `all`, `interface` or `none`.
@@ -140,7 +144,8 @@ pub fn run(a: SweepArgs) -> Result<(), Failure> {
         return Ok(());
     }
     let gates = Gates::default();
-    let models = models(&spec, &gates)?;
+    let cache = super::run::open_cache(a.cache.as_deref())?;
+    let models = models(&spec, &gates, cache)?;
     let tables = load_tables(&scenarios)?;
     let workers = workers(&spec, &models);
     let runner = Runner { spec: &spec, scenarios: &scenarios, tables: &tables, models, out: a.out.clone() };
@@ -181,7 +186,11 @@ type Models = BTreeMap<String, (crate::planners::models::config::Resolved, Box<d
 
 /// Resolves the models of the spec's non-classical modes, checks their keys and makes one client
 /// each (with a gate file when the model has `calls_per_minute`).
-fn models(spec: &Spec, gates: &Gates) -> Result<Models, Failure> {
+fn models(
+    spec: &Spec,
+    gates: &Gates,
+    cache: Option<crate::planners::models::cache::CallCache>,
+) -> Result<Models, Failure> {
     let mut out = Models::new();
     if spec.modes.iter().all(|m| *m == Mode::Classical) {
         return Ok(out);
@@ -204,7 +213,11 @@ fn models(spec: &Spec, gates: &Gates) -> Result<Models, Failure> {
                 Some(p)
             }
         };
-        let o = crate::planners::models::ClientOptions { think_s: spec.options.think_s, gate_file };
+        let o = crate::planners::models::ClientOptions {
+            think_s: spec.options.think_s,
+            gate_file,
+            cache: cache.clone(),
+        };
         let client = crate::planners::models::client(&r, &o).map_err(at)?;
         let key = exec::model_name(name);
         if key == NO_MODEL {

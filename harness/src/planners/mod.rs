@@ -61,6 +61,8 @@ pub struct Reply {
     pub latency_s: f64,
     /// Repairs the client made for this call.
     pub repairs: Repairs,
+    /// The reply was replayed from the model-call cache (`--cache`), not asked for.
+    pub cached: bool,
 }
 
 impl Reply {
@@ -75,6 +77,7 @@ impl Reply {
             usage: Usage::default(),
             latency_s,
             repairs: Repairs::default(),
+            cached: false,
         }
     }
 }
@@ -162,4 +165,21 @@ pub trait Client: Send + Sync {
     /// Starts a session with the system text and the tools; fails on session settings that
     /// cannot work (a missing key), before any call.
     fn start(&self, system: &str, tools: &[ToolDef]) -> Result<Box<dyn Session>, ModelError>;
+    /// Starts a session whose requests carry the run's `seed` where the provider takes one
+    /// (the default: [`Client::start`], the seed unused).
+    fn start_seeded(
+        &self,
+        system: &str,
+        tools: &[ToolDef],
+        seed: u64,
+    ) -> Result<Box<dyn Session>, ModelError> {
+        let _ = seed;
+        self.start(system, tools)
+    }
+    /// The sampling settings a session started with `seed` sends (`seed`, `temperature`), as
+    /// the run row's planner options record them; none by default.
+    fn sampling(&self, seed: u64) -> serde_json::Map<String, serde_json::Value> {
+        let _ = seed;
+        serde_json::Map::new()
+    }
 }

@@ -226,7 +226,12 @@ pub fn run_scenario(
     let system = system_text(sc, opts.mode, opts.profile);
     let limits = effective_limits(sc, opts);
     let mut st = RunState::new(sc, opts.mode, opts.profile, world, table, writer, opts.operator);
-    st.log(Row::Run(run_row(sc, opts, &limits, &recovery, &system, &tools)));
+    let mut row = run_row(sc, opts, &limits, &recovery, &system, &tools);
+    if let (Planner::Model(c), Some(p)) = (&planner, row.planner.as_mut()) {
+        // What the model is sent besides the conversation: the run's seed, the temperature.
+        p.options.extend(c.sampling(opts.seed));
+    }
+    st.log(Row::Run(row));
     if opts.record != Record::None {
         match crate::runfolder::recording::Recorder::create(&folder, &sc.map_data, st.port(), opts.record) {
             Ok(r) => st.recorder = Some(r),
@@ -235,7 +240,7 @@ pub fn run_scenario(
     }
     let (session, start_error) = match planner {
         Planner::Classical => (None, None),
-        Planner::Model(c) => match c.start(&system, &tools) {
+        Planner::Model(c) => match c.start_seeded(&system, &tools, opts.seed) {
             Ok(s) => (Some(s), None),
             Err(e) => (None, Some(e)),
         },

@@ -220,6 +220,7 @@ impl Loop<'_> {
             usage: reply.usage,
             usd,
             repairs: reply.repairs,
+            cached: reply.cached,
         }));
     }
 

@@ -74,6 +74,11 @@ pub struct ModelReplyRow {
     /// The repairs of the call.
     #[serde(default)]
     pub repairs: Repairs,
+    /// The reply was replayed from the model-call cache (`--cache`): its latency, tokens and
+    /// cost are those it had when it was made. Absent (false) in rows of replies asked for, and
+    /// in folders written before the key.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 /// A model call that gave no reply.

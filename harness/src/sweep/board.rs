@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use super::compare::Comparison;
 use super::exec::PlanFile;
 use super::stats::{flip_rate, pass_hat_k, wilson, PassK};
 use super::{RunId, PARTIAL_SUFFIX, PLAN_FILE};
@@ -38,6 +39,10 @@ pub struct Entry {
     pub score: Score,
     /// Wall time from the run row to the end row, s.
     pub wall_s: f64,
+    /// The run's seed (the run row's `identity.seed`): a comparison pairs runs by it.
+    pub seed: u64,
+    /// The run folder (not in any output: the viewer links to it).
+    pub folder: PathBuf,
 }
 
 /// The runs of the folders given, merged.
@@ -133,6 +138,8 @@ fn read_entry(folder: &Path, id: &RunId) -> Result<Option<Entry>, String> {
         id: id.clone(),
         planner: crate::runfolder::score::planner_kind(&run),
         wall_s: (end.wall - run.wall).max(0.0),
+        seed: run.identity.seed,
+        folder: folder.to_path_buf(),
         score: end.score,
     }))
 }
@@ -171,6 +178,11 @@ pub struct Group {
     pub flip_rate: Option<f64>,
     /// The scenarios the flip rate is of.
     pub flip_scenarios: usize,
+    /// The noise floor: the mean over the scenarios with two or more counted repeats of the
+    /// share of their repeat pairs that disagree ([`super::stats::repeat_disagreement`]).
+    pub noise_floor: Option<f64>,
+    /// Per scenario (with two or more counted repeats) the share of repeat pairs that disagree.
+    pub repeat_disagreement: BTreeMap<String, f64>,
     /// Cost of all runs, USD.
     pub usd: f64,
     /// Tokens of all runs.
@@ -240,6 +252,12 @@ fn group(planner: String, model: String, mode: Mode, profile: Profile, es: &[&En
     let per: Vec<(u64, u64)> = scenarios.values().copied().collect();
     let k_max = reps.values().copied().min().unwrap_or(0);
     let (flip, flip_scenarios) = flip_rate(&per);
+    let repeat_disagreement: BTreeMap<String, f64> = scenarios
+        .iter()
+        .filter_map(|(s, &(c, n))| super::stats::repeat_disagreement(c, n).map(|d| (s.clone(), d)))
+        .collect();
+    let noise_floor = (!repeat_disagreement.is_empty())
+        .then(|| repeat_disagreement.values().sum::<f64>() / repeat_disagreement.len() as f64);
     let per_run = |x: f64| if runs > 0 { x / runs as f64 } else { 0.0 };
     let per_success = |x: f64| (successes > 0).then(|| x / successes as f64);
     Group {
@@ -256,6 +274,8 @@ fn group(planner: String, model: String, mode: Mode, profile: Profile, es: &[&En
         pass_k: pass_hat_k(&per, k_max),
         flip_rate: flip,
         flip_scenarios,
+        noise_floor,
+        repeat_disagreement,
         usd,
         tokens,
         usd_per_run: per_run(usd),
@@ -271,9 +291,9 @@ fn group(planner: String, model: String, mode: Mode, profile: Profile, es: &[&En
     }
 }
 
-/// The leaderboard as JSON: the groups, then what the merge found (ids only, no paths).
-/// `wall` adds each group's wall time per run.
-pub fn to_json(merge: &Merge, groups: &[Group], wall: bool) -> Value {
+/// The leaderboard as JSON: the groups, the comparisons asked for, then what the merge found
+/// (ids only, no paths). `wall` adds each group's wall time per run.
+pub fn to_json(merge: &Merge, groups: &[Group], comparisons: &[Comparison], wall: bool) -> Value {
     let gs: Vec<Value> = groups
         .iter()
         .map(|g| {
@@ -285,17 +305,22 @@ pub fn to_json(merge: &Merge, groups: &[Group], wall: bool) -> Value {
         })
         .collect();
     json!({
-        "schema": "acres-leaderboard-1",
+        "schema": SCHEMA,
         "runs": merge.entries.len(),
         "groups": gs,
+        "comparisons": comparisons,
         "missing": merge.missing,
         "duplicates": merge.duplicates.keys().collect::<Vec<_>>(),
         "unfinished": merge.unfinished.len(),
     })
 }
 
+/// The leaderboard JSON's schema: 2 added `comparisons` and each group's `noise_floor` and
+/// `repeat_disagreement` (1 had neither).
+pub const SCHEMA: &str = "acres-leaderboard-2";
+
 /// The columns of the table, the CSV and the Markdown table.
-pub const COLUMNS: [&str; 17] = [
+pub const COLUMNS: [&str; 18] = [
     "planner",
     "model",
     "mode",
@@ -306,6 +331,7 @@ pub const COLUMNS: [&str; 17] = [
     "wilson95",
     "pass^k",
     "flip",
+    "noise",
     "usd/run",
     "usd/success",
     "tokens/run",
@@ -333,6 +359,7 @@ pub fn cells(g: &Group) -> Vec<String> {
         g.wilson95.map_or_else(|| "-".into(), |(lo, hi)| format!("[{lo:.3},{hi:.3}]")),
         if pass.is_empty() { "-".into() } else { pass },
         opt(g.flip_rate, 3),
+        opt(g.noise_floor, 3),
         format!("{:.4}", g.usd_per_run),
         opt(g.usd_per_success, 4),
         format!("{:.0}", g.tokens_per_run),
@@ -345,16 +372,30 @@ pub fn cells(g: &Group) -> Vec<String> {
 
 /// The fixed-width table.
 pub fn format_table(groups: &[Group]) -> String {
-    let rows: Vec<Vec<String>> = groups.iter().map(cells).collect();
-    let mut widths: Vec<usize> = COLUMNS.iter().map(|c| c.len()).collect();
-    for r in &rows {
+    render_table(&COLUMNS, &groups.iter().map(cells).collect::<Vec<_>>())
+}
+
+/// CSV (RFC 4180 quoting where a cell needs it).
+pub fn format_csv(groups: &[Group]) -> String {
+    render_csv(&COLUMNS, &groups.iter().map(cells).collect::<Vec<_>>())
+}
+
+/// A Markdown table.
+pub fn format_markdown(groups: &[Group]) -> String {
+    render_markdown(&COLUMNS, &groups.iter().map(cells).collect::<Vec<_>>())
+}
+
+/// A fixed-width table of a head and rows.
+pub fn render_table(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = head.iter().map(|c| c.chars().count()).collect();
+    for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
             *w = (*w).max(c.chars().count());
         }
     }
-    let head: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
+    let head: Vec<String> = head.iter().map(|c| c.to_string()).collect();
     let mut out = String::new();
-    for r in std::iter::once(&head).chain(&rows) {
+    for r in std::iter::once(&head).chain(rows) {
         let line: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
@@ -362,8 +403,8 @@ pub fn format_table(groups: &[Group]) -> String {
     out
 }
 
-/// CSV (RFC 4180 quoting where a cell needs it).
-pub fn format_csv(groups: &[Group]) -> String {
+/// CSV of a head and rows (RFC 4180 quoting where a cell needs it).
+pub fn render_csv(head: &[&str], rows: &[Vec<String>]) -> String {
     let quote = |c: &str| {
         if c.contains([',', '"', '\n']) {
             format!("\"{}\"", c.replace('"', "\"\""))
@@ -371,19 +412,19 @@ pub fn format_csv(groups: &[Group]) -> String {
             c.to_string()
         }
     };
-    let mut out = COLUMNS.join(",") + "\n";
-    for g in groups {
-        out.push_str(&cells(g).iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
+    let mut out = head.join(",") + "\n";
+    for r in rows {
+        out.push_str(&r.iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
         out.push('\n');
     }
     out
 }
 
-/// A Markdown table.
-pub fn format_markdown(groups: &[Group]) -> String {
-    let mut out = format!("| {} |\n|{}\n", COLUMNS.join(" | "), " --- |".repeat(COLUMNS.len()));
-    for g in groups {
-        let cs: Vec<String> = cells(g).iter().map(|c| c.replace('|', "\\|")).collect();
+/// A Markdown table of a head and rows.
+pub fn render_markdown(head: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = format!("| {} |\n|{}\n", head.join(" | "), " --- |".repeat(head.len()));
+    for r in rows {
+        let cs: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
         out.push_str(&format!("| {} |\n", cs.join(" | ")));
     }
     out

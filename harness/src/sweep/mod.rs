@@ -14,11 +14,13 @@
 //! - [`exec`]: the plan of a sweep, what is done already, the workers, the atomic rename.
 //! - [`stats`]: the Wilson interval, pass^k and the flip rate.
 //! - [`board`]: the leaderboard: merge, groups, table, JSON, CSV, Markdown.
+//! - [`compare`]: the paired comparison of two groups (McNemar, paired bootstrap, flips).
 //! - [`chart`]: the cost-vs-success picture (SVG and PNG) with its Pareto front.
 //! - [`emit`]: the Slurm array script and the Kubernetes Indexed Job of a spec.
 
 pub mod board;
 pub mod chart;
+pub mod compare;
 pub mod emit;
 pub mod exec;
 pub mod spec;

@@ -8,6 +8,12 @@
 //!   out of that k's average, and the number averaged is given with it.
 //! - [`flip_rate`]: the share of scenarios (with two or more counted repeats) whose repeats
 //!   disagree: some succeeded and some did not.
+//! - [`repeat_disagreement`]: the noise floor's unit: the share of a scenario's pairs of counted
+//!   repeats whose outcomes differ, c(n−c)/C(n,2).
+//! - [`mcnemar_exact`]: McNemar's exact test of paired successes: the two-sided exact binomial
+//!   test (p = ½) on the b + c discordant pairs, min(1, 2·Σ_{i≤min(b,c)} C(b+c,i)/2^(b+c)).
+//! - [`bootstrap_mean`]: the percentile bootstrap interval of a mean of paired differences,
+//!   resampled with [`SplitMix64`] from a stated seed (deterministic on every machine).
 
 use serde::Serialize;
 
@@ -78,6 +84,94 @@ pub fn flip_rate(per_scenario: &[(u64, u64)]) -> (Option<f64>, usize) {
     (rate, eligible.len())
 }
 
+/// The share of pairs of `n` counted repeats with `c` successes whose outcomes differ:
+/// c(n−c)/C(n,2); `None` below two repeats.
+///
+/// ```
+/// assert_eq!(acres_harness::sweep::stats::repeat_disagreement(1, 3), Some(2.0 / 3.0));
+/// ```
+pub fn repeat_disagreement(c: u64, n: u64) -> Option<f64> {
+    (n >= 2).then(|| (c * (n - c)) as f64 / choose(n, 2))
+}
+
+/// McNemar's exact two-sided p-value of `b` pairs where only A succeeded and `c` where only B
+/// did (1 when there is no discordant pair). Exact in integers up to 120 discordant pairs, in
+/// logarithms above.
+///
+/// ```
+/// assert_eq!(acres_harness::sweep::stats::mcnemar_exact(1, 8), 0.0390625);
+/// ```
+pub fn mcnemar_exact(b: u64, c: u64) -> f64 {
+    let n = b + c;
+    let m = b.min(c);
+    if n == 0 {
+        return 1.0;
+    }
+    let tail = if n <= 120 {
+        let mut term: u128 = 1; // C(n, 0)
+        let mut sum: u128 = 0;
+        for i in 0..=m {
+            sum += term;
+            term = term * u128::from(n - i) / u128::from(i + 1);
+        }
+        sum as f64 / 2f64.powi(n as i32)
+    } else {
+        let (mut ln_c, ln2n) = (0.0f64, n as f64 * std::f64::consts::LN_2);
+        let mut sum = 0.0;
+        for i in 0..=m {
+            sum += (ln_c - ln2n).exp();
+            ln_c += ((n - i) as f64).ln() - ((i + 1) as f64).ln();
+        }
+        sum
+    };
+    (2.0 * tail).min(1.0)
+}
+
+/// SplitMix64 (Steele, Lea and Flood 2014): the bootstrap's generator, ours so that an interval
+/// is the same on every machine and every build.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(pub u64);
+
+impl SplitMix64 {
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// An index below `n` (> 0): the high 64 bits of the 128-bit product (Lemire's).
+    pub fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
+    }
+}
+
+/// The bootstrap's resampling count.
+pub const BOOTSTRAP_RESAMPLES: usize = 10_000;
+
+/// The bootstrap's seed.
+pub const BOOTSTRAP_SEED: u64 = 0;
+
+/// The 95 % percentile bootstrap interval of the mean of `values`: `resamples` resamples of
+/// `values.len()` draws with replacement from [`SplitMix64`] seeded with `seed` (draw j of
+/// resample r is the generator's (r·n + j)-th index), their means sorted, and the nearest-rank
+/// 2.5th and 97.5th percentiles (the ⌈0.025·R⌉-th and ⌈0.975·R⌉-th smallest). `None` for no
+/// value or no resample.
+pub fn bootstrap_mean(values: &[f64], resamples: usize, seed: u64) -> Option<(f64, f64)> {
+    let n = values.len();
+    if n == 0 || resamples == 0 {
+        return None;
+    }
+    let mut rng = SplitMix64(seed);
+    let mut means: Vec<f64> =
+        (0..resamples).map(|_| (0..n).map(|_| values[rng.below(n)]).sum::<f64>() / n as f64).collect();
+    means.sort_by(f64::total_cmp);
+    let rank = |q: f64| ((q * resamples as f64).ceil() as usize).clamp(1, resamples) - 1;
+    Some((means[rank(0.025)], means[rank(0.975)]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +211,55 @@ mod tests {
     fn the_flip_rate_counts_scenarios_whose_repeats_disagree() {
         assert_eq!(flip_rate(&[(2, 3), (3, 3), (0, 3), (1, 1)]), (Some(1.0 / 3.0), 3));
         assert_eq!(flip_rate(&[(1, 1)]), (None, 0));
+    }
+
+    #[test]
+    fn mcnemar_matches_hand_computed_p_values() {
+        // b=1, c=8: 2·(C(9,0)+C(9,1))/2⁹ = 20/512.
+        assert_eq!(mcnemar_exact(1, 8), 0.0390625);
+        assert_eq!(mcnemar_exact(8, 1), 0.0390625);
+        // No discordant pair, or a tie: p = 1.
+        assert_eq!(mcnemar_exact(0, 0), 1.0);
+        assert_eq!(mcnemar_exact(3, 3), 1.0);
+        // b=0, c=5: 2/32; b=2, c=10: 2·(1+12+66)/4096.
+        assert_eq!(mcnemar_exact(0, 5), 0.0625);
+        assert_eq!(mcnemar_exact(2, 10), 158.0 / 4096.0);
+        // The logarithmic branch agrees with the exact one where both apply, and is tiny far out.
+        let exact = mcnemar_exact(40, 80);
+        let (b, c) = (40u64, 80u64);
+        let (mut ln_c, mut sum) = (0.0f64, 0.0);
+        for i in 0..=b {
+            sum += (ln_c - 120.0 * std::f64::consts::LN_2).exp();
+            ln_c += ((b + c - i) as f64).ln() - ((i + 1) as f64).ln();
+        }
+        assert!((exact - 2.0 * sum).abs() < 1e-12, "{exact} {}", 2.0 * sum);
+        assert!(mcnemar_exact(100, 300) < 1e-20);
+        assert_eq!(mcnemar_exact(500, 500), 1.0);
+    }
+
+    #[test]
+    fn splitmix64_gives_the_reference_sequence() {
+        // The reference outputs of SplitMix64 from state 0.
+        let mut r = SplitMix64(0);
+        assert_eq!(r.next_u64(), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(r.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+        assert_eq!(r.next_u64(), 0x06c4_5d18_8009_454f);
+    }
+
+    #[test]
+    fn the_bootstrap_matches_an_independent_computation() {
+        // All pairs equal: every resample's mean is 0; all A wins: 1.
+        assert_eq!(bootstrap_mean(&[0.0; 7], 1000, 0), Some((0.0, 0.0)));
+        assert_eq!(bootstrap_mean(&[1.0; 3], 1000, 0), Some((1.0, 1.0)));
+        assert_eq!(bootstrap_mean(&[], 1000, 0), None);
+        // 1 pair A wins, 8 B wins, 1 tie (d = +1, −1 ×8, 0), 10,000 resamples, seed 0: the
+        // interval computed apart (a Python script of the same definition) is [−1.0, −0.3].
+        let mut d = vec![1.0];
+        d.extend([-1.0; 8]);
+        d.push(0.0);
+        assert_eq!(bootstrap_mean(&d, 10_000, 0), Some((-1.0, -0.3)));
+        assert_eq!(repeat_disagreement(0, 3), Some(0.0));
+        assert_eq!(repeat_disagreement(2, 4), Some(4.0 / 6.0));
+        assert_eq!(repeat_disagreement(1, 1), None);
     }
 }

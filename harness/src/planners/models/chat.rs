@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::cache::{self, CallCache, Stored};
 use super::config::{Capabilities, ModelConfig, Retry};
 use super::gate::Gate;
 use super::http::{self, TryFailure};
@@ -95,6 +96,8 @@ pub struct ChatSession<W: Wire> {
     pending_chars: usize,
     pending_pictures: u64,
     repairs: Repairs,
+    /// The model-call cache (`--cache`), if on.
+    cache: Option<CallCache>,
 }
 
 /// The system text addition when the model has no native tool calls.
@@ -136,6 +139,31 @@ impl<W: Wire> ChatSession<W> {
             pending_chars: start_chars,
             pending_pictures: 0,
             repairs: Repairs::default(),
+            cache: None,
+        }
+    }
+
+    /// The session with a model-call cache (`None`: off).
+    pub fn with_cache(mut self, cache: Option<CallCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// The cached reply of a request body, if the cache is on and has a parseable one.
+    fn cached(&mut self, body: &[u8]) -> Option<Reply> {
+        let c = self.cache.as_ref()?;
+        let (k, _) = cache::key(&self.cfg, body).ok()?;
+        let stored = c.get(&k)?;
+        let parsed = self.wire.parse(&stored.reply).ok()?;
+        Some(Reply { cached: true, ..self.reply(parsed, stored.latency_s) })
+    }
+
+    /// Stores a reply (a cache that cannot be written is said once on stderr, the run goes on).
+    fn store(&self, body: &[u8], reply: &Value, latency_s: f64) {
+        let Some(c) = &self.cache else { return };
+        let Ok((key, parts)) = cache::key(&self.cfg, body) else { return };
+        if let Err(e) = c.put(&Stored { key, parts, latency_s, reply: reply.clone() }) {
+            eprintln!("acres-harness: the model-call cache: {e}");
         }
     }
 
@@ -246,6 +274,7 @@ impl<W: Wire> ChatSession<W> {
             usage: u,
             latency_s,
             repairs: std::mem::take(&mut self.repairs),
+            cached: false,
         }
     }
 
@@ -330,15 +359,24 @@ impl<W: Wire> Session for ChatSession<W> {
                 }
             }
             let body = self.wire.body(&cfg);
+            if let Some(r) = self.cached(&body) {
+                return Ok(r);
+            }
+            let sent = self.cache.is_some().then(|| body.clone());
             let limit_bound = ctx.limit_s <= cfg.timeout_s;
             let timeout_s = ctx.limit_s.min(cfg.timeout_s);
             let failure = match http::send(reqwest::Method::POST, &url, &headers, Some(body), timeout_s) {
                 Ok(a) => {
-                    let parsed = serde_json::from_slice::<Value>(&a.body)
-                        .map_err(|e| format!("the reply is not JSON: {e}"))
-                        .and_then(|v| self.wire.parse(&v));
+                    let value = serde_json::from_slice::<Value>(&a.body)
+                        .map_err(|e| format!("the reply is not JSON: {e}"));
+                    let parsed = value.as_ref().map_err(Clone::clone).and_then(|v| self.wire.parse(v));
                     return match parsed {
-                        Ok(p) => Ok(self.reply(p, a.latency_s)),
+                        Ok(p) => {
+                            if let (Some(b), Ok(v)) = (&sent, &value) {
+                                self.store(b, v, a.latency_s);
+                            }
+                            Ok(self.reply(p, a.latency_s))
+                        }
                         Err(e) => {
                             Err(self.fail(ModelErrorKind::NoReply, format!("malformed reply: {e}"), 0.0))
                         }
@@ -454,6 +492,9 @@ pub fn set_path(body: &mut Value, path: &str, value: Value) {
 pub fn apply_settings(body: &mut Value, cfg: &ModelConfig, default_max_param: &str) {
     let param = cfg.max_tokens_param.as_deref().unwrap_or(default_max_param);
     body[param] = json!(cfg.max_output_tokens);
+    if let Some(t) = cfg.temperature {
+        body["temperature"] = json!(t);
+    }
     if let (Some(effort), Some(field)) = (&cfg.effort, &cfg.effort_field) {
         let v = cfg
             .effort_map

@@ -148,6 +148,13 @@ pub struct ModelConfig {
     /// The most output tokens of one reply. Default 4096.
     #[serde(default = "default_max_output")]
     pub max_output_tokens: u32,
+    /// The sampling temperature sent with every request (absent: the server's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// The run's seed, set when a session starts (`Client::start_seeded`; not a file key): sent
+    /// with every request where the provider takes one (`openai`), and a part of cache keys.
+    #[serde(skip)]
+    pub seed: Option<u64>,
     /// The HTTP timeout of one try, s: a try with no reply by then is tried again. Default 60.
     #[serde(default = "default_timeout")]
     pub timeout_s: f64,
@@ -288,6 +295,11 @@ impl ModelConfig {
         }
         if let Some(v) = self.wake_timeout_s {
             positive("wake_timeout_s", v)?;
+        }
+        if let Some(t) = self.temperature {
+            if !(t.is_finite() && (0.0..=2.0).contains(&t)) {
+                return Err(("temperature", format!("must be a number from 0 to 2, found {t}")));
+            }
         }
         if self.max_output_tokens == 0 {
             return Err(("max_output_tokens", "must be at least 1".into()));

@@ -2,6 +2,7 @@
 //! repairs, and the stub model server.
 //!
 //! - [`config`]: model files (TOML), checked whole before any run.
+//! - [`cache`]: the model-call cache (`--cache DIR`): replies stored by request and replayed.
 //! - [`chat`]: the HTTP session every provider shares: history, pictures, tries, the gate.
 //! - [`openai`], [`anthropic`]: the two wire protocols.
 //! - [`repair`]: tool calls written as text, inline reasoning.
@@ -14,6 +15,7 @@
 //! [`PROVIDERS`]; a model file then names it with `provider = "..."`.
 
 pub mod anthropic;
+pub mod cache;
 pub mod chat;
 pub mod config;
 pub mod gate;
@@ -41,6 +43,8 @@ pub struct ClientOptions {
     pub think_s: f64,
     /// The gate file of this invocation (made by the parent process).
     pub gate_file: Option<PathBuf>,
+    /// The model-call cache (`--cache DIR`), if on.
+    pub cache: Option<cache::CallCache>,
 }
 
 /// Makes the client of a model file.
@@ -75,7 +79,13 @@ fn http_client<W: Wire + 'static>(
         }
         _ => None,
     };
-    Ok(Box::new(HttpClient { name: r.name.clone(), cfg: Arc::new(r.config.clone()), gate, new_wire }))
+    Ok(Box::new(HttpClient {
+        name: r.name.clone(),
+        cfg: Arc::new(r.config.clone()),
+        gate,
+        new_wire,
+        cache: o.cache.clone(),
+    }))
 }
 
 /// A client over HTTP for one wire.
@@ -84,6 +94,7 @@ pub struct HttpClient<W: Wire> {
     cfg: Arc<ModelConfig>,
     gate: Option<Gate>,
     new_wire: NewWire<W>,
+    cache: Option<cache::CallCache>,
 }
 
 impl<W: Wire + 'static> Client for HttpClient<W> {
@@ -92,14 +103,53 @@ impl<W: Wire + 'static> Client for HttpClient<W> {
     }
 
     fn start(&self, system: &str, tools: &[ToolDef]) -> Result<Box<dyn Session>, ModelError> {
-        let key = self.cfg.api_key().map_err(|e| ModelError::new(ModelErrorKind::Limit, e))?;
-        let native = self.cfg.capabilities.tools;
-        let wire = if native {
-            (self.new_wire)(&self.cfg.model, system, tools)
+        self.start_with(self.cfg.clone(), system, tools)
+    }
+
+    fn start_seeded(
+        &self,
+        system: &str,
+        tools: &[ToolDef],
+        seed: u64,
+    ) -> Result<Box<dyn Session>, ModelError> {
+        // The seed is set for every provider (the cache keys on it) and sent where it is taken.
+        let cfg = ModelConfig { seed: Some(seed), ..(*self.cfg).clone() };
+        self.start_with(Arc::new(cfg), system, tools)
+    }
+
+    fn sampling(&self, seed: u64) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        if takes_seed(&self.cfg.provider) {
+            m.insert("seed".into(), seed.into());
+        }
+        if let Some(t) = self.cfg.temperature {
+            m.insert("temperature".into(), t.into());
+        }
+        m
+    }
+}
+
+/// Whether a provider's requests take a seed (OpenAI-compatible servers do; Anthropic's do not).
+pub fn takes_seed(provider: &str) -> bool {
+    provider == "openai"
+}
+
+impl<W: Wire + 'static> HttpClient<W> {
+    fn start_with(
+        &self,
+        cfg: Arc<ModelConfig>,
+        system: &str,
+        tools: &[ToolDef],
+    ) -> Result<Box<dyn Session>, ModelError> {
+        let key = cfg.api_key().map_err(|e| ModelError::new(ModelErrorKind::Limit, e))?;
+        let wire = if cfg.capabilities.tools {
+            (self.new_wire)(&cfg.model, system, tools)
         } else {
-            (self.new_wire)(&self.cfg.model, &format!("{system}{}", text_protocol(tools)), &[])
+            (self.new_wire)(&cfg.model, &format!("{system}{}", text_protocol(tools)), &[])
         };
-        Ok(Box::new(ChatSession::new(self.cfg.clone(), wire, key, self.gate.clone(), tools)))
+        Ok(Box::new(
+            ChatSession::new(cfg, wire, key, self.gate.clone(), tools).with_cache(self.cache.clone()),
+        ))
     }
 }
 

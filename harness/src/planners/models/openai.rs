@@ -109,6 +109,9 @@ impl Wire for OpenAiWire {
             }
         }
         apply_settings(&mut rest, cfg, "max_tokens");
+        if let Some(seed) = cfg.seed {
+            rest["seed"] = json!(seed);
+        }
         body_bytes(&self.model, None, &self.messages, rest)
     }
 

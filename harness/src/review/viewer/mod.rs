@@ -13,6 +13,7 @@
 //! | --- | --- |
 //! | `/`, `/app.js`, `/style.css` | The page |
 //! | `/api/index` | `{root, single, follow, world, runs: [ScoreLine]}` (`single`: the root is a run) |
+//! | `/api/board?a=KEY&b=KEY` | A sweep folder's leaderboard: `{sweep, groups, keys, scenarios, matrix, chart_svg, comparison}` ([`board`]) |
 //! | `/api/run?run=REL` | `{head, timeline, world, verdict_places}` of the run folder `REL` (`.` for the root); `world` has the objects and LiDAR returns of the run's `episode.mcap` (409 with `--world bag` for a run without one) |
 //! | `/api/verdict.png?run=REL&i=N` | The picture of verdict `N`, its place in red (a refusal) |
 //! | `/files/REL/...` | A file of the served folder (the frames) |
@@ -28,9 +29,11 @@
 //! - The parts it shares with the video are in [`crate::review`]: the decoded rows and the
 //!   timeline, the World pane's data, the episode recording's objects and returns, a loaded run.
 //! - [`api`]: the answers of the routes.
+//! - [`board`]: the leaderboard of a sweep folder (the folder page's board).
 //! - [`http`]: the minimal HTTP server and [`http::safe_path`].
 
 pub mod api;
+pub mod board;
 pub mod http;
 
 use std::net::{SocketAddr, TcpListener};
@@ -76,6 +79,7 @@ impl Viewer {
             "/app.js" => Response::ok("text/javascript; charset=utf-8", APP_JS),
             "/style.css" => Response::ok("text/css; charset=utf-8", STYLE_CSS),
             "/api/index" => api::index(self),
+            "/api/board" => board::board(self, req),
             "/api/run" => api::run(self, req),
             "/api/verdict.png" => api::verdict_png(self, req),
             p => match p.strip_prefix("/files/") {

@@ -44,6 +44,7 @@ function showRuns() {
     body.appendChild(tr);
   }
   document.body.dataset.painted = 'runs';
+  showBoard().catch(showError);
   // Following: runs appear and finish while the table is open.
   clearTimeout(S.indexPoll);
   if (S.index.follow) {
@@ -52,6 +53,74 @@ function showRuns() {
       try { S.index = await getJson('/api/index'); showRuns(); } catch (e) { /* the next poll retries */ }
     }, 2000);
   }
+}
+
+// The leaderboard of a sweep folder: the groups, the planner × scenario matrix (a cell's colour
+// is its success rate, a click lists its runs), the cost-vs-success chart and the comparison.
+async function showBoard(a, b) {
+  const q = a && b ? '?a=' + encodeURIComponent(a) + '&b=' + encodeURIComponent(b) : '';
+  const d = await getJson('/api/board' + q);
+  $('board').hidden = !d.sweep;
+  if (!d.sweep) return;
+  const tb = $('board-table').querySelector('tbody');
+  tb.innerHTML = d.groups.map((g, i) => '<tr>' + [d.keys[i], g.runs, g.infrastructure,
+    g.successes + '/' + g.counted + ' ' + num(g.success_rate, 3),
+    g.wilson95 ? '[' + num(g.wilson95[0], 3) + ',' + num(g.wilson95[1], 3) + ']' : '-',
+    g.pass_k.map((p) => num(p.value, 3)).join(' ') || '-', num(g.flip_rate, 3), num(g.noise_floor, 3),
+    num(g.usd_per_run, 4), num(g.usd_per_success, 4)].map((c) => '<td>' + esc(c) + '</td>').join('') + '</tr>').join('');
+  $('matrix').querySelector('thead').innerHTML =
+    '<tr><th>group</th>' + d.scenarios.map((s) => '<th>' + esc(s) + '</th>').join('') + '</tr>';
+  const mb = $('matrix').querySelector('tbody');
+  mb.innerHTML = '';
+  for (const line of d.matrix) {
+    const tr = document.createElement('tr');
+    tr.innerHTML = '<td>' + esc(line.key) + '</td>';
+    for (const s of d.scenarios) {
+      const c = line.cells[s];
+      const td = document.createElement('td');
+      if (c) {
+        const rate = c.counted ? c.successes / c.counted : 0;
+        td.className = 'cell';
+        td.dataset.rate = rate.toFixed(3);
+        td.style.background = 'hsl(' + Math.round(120 * rate) + ', 60%, 75%)';
+        td.textContent = c.successes + '/' + c.counted;
+        td.onclick = () => {
+          $('cell-runs').innerHTML = '<div class="muted">' + esc(line.key + ' · ' + s) + '</div>' + c.runs.map((r) =>
+            '<a href="#run=' + encodeURIComponent(r) + '">' + esc(r) + '</a>').join('');
+        };
+      } else {
+        td.textContent = '-';
+      }
+      tr.appendChild(td);
+    }
+    mb.appendChild(tr);
+  }
+  $('board-chart').innerHTML = d.chart_svg;
+  for (const [id, cur] of [['cmp-a', d.comparison?.a.key], ['cmp-b', d.comparison?.b.key]]) {
+    const sel = $(id);
+    sel.innerHTML = d.keys.map((k) => '<option' + (k === cur ? ' selected' : '') + '>' + esc(k) + '</option>').join('');
+    sel.onchange = () => showBoard($('cmp-a').value, $('cmp-b').value).catch(showError);
+  }
+  const c = d.comparison, ct = $('comparison').querySelector('tbody');
+  document.body.dataset.board = c ? c.a.key + ' vs ' + c.b.key : 'one group';
+  if (!c) { ct.innerHTML = '<tr><td>one group: nothing to compare</td></tr>'; return; }
+  const sgn = (v, k) => (v === null || v === undefined ? '-' : (v >= 0 ? '+' : '') + Number(v).toFixed(k));
+  const wins = (w) => w.map((f) => f.scenario + ':' + f.pairs).join(' ') || '-';
+  const rows = [
+    ['pairs', c.pairs + (c.unpaired.length ? ' (' + c.unpaired.length + ' unpaired)' : '')],
+    ['both / neither / only A / only B', c.both + ' / ' + c.neither + ' / ' + c.a_only + ' / ' + c.b_only],
+    ['McNemar exact p', Number(c.mcnemar_p).toFixed(4)],
+    ['difference A − B', sgn(c.difference, 3)],
+    ['bootstrap 95 % (' + c.bootstrap_resamples + ' resamples, seed ' + c.bootstrap_seed + ')',
+      c.bootstrap95 ? '[' + sgn(c.bootstrap95[0], 3) + ', ' + sgn(c.bootstrap95[1], 3) + ']' : '-'],
+    ['noise floor', num(c.noise_floor, 3) + (c.within_noise ? ' WITHIN NOISE' : '')],
+    ['pass^k A / B', c.a.pass_k.map((p) => num(p.value, 3)).join(' ') + ' / ' + c.b.pass_k.map((p) => num(p.value, 3)).join(' ')],
+    ['A wins', wins(c.a_wins)], ['B wins', wins(c.b_wins)],
+    ['usd/success A − B', sgn(c.usd_per_success_difference, 4)],
+    ['mission s/success A − B', sgn(c.mission_s_per_success_difference, 1)],
+    ['unpaired', c.unpaired.map((u) => u.side + ' ' + u.id + ': ' + u.reason).join('; ') || '-'],
+  ];
+  ct.innerHTML = rows.map(([k, v]) => '<tr><td>' + esc(k) + '</td><td>' + esc(v) + '</td></tr>').join('');
 }
 
 async function openRun(rel) {
