@@ -152,7 +152,7 @@ fn tools(p: &Probe) -> Conformance {
 }
 
 fn cfg_native(cfg: &ModelConfig) -> bool {
-    cfg.capabilities.tools
+    cfg.capabilities.tools == super::config::ToolsMode::Native
 }
 
 fn parallel(p: &Probe) -> Conformance {

@@ -2,6 +2,7 @@
 //! repairs, and the stub model server.
 //!
 //! - [`config`]: model files (TOML), checked whole before any run.
+//! - [`body`]: the request body and the model file's settings in it.
 //! - [`chat`]: the HTTP session every provider shares: history, pictures, tries, the gate.
 //! - [`openai`], [`anthropic`]: the two wire protocols.
 //! - [`repair`]: tool calls written as text, inline reasoning.
@@ -17,6 +18,7 @@
 //! [`PROVIDERS`]; a model file then names it with `provider = "..."`.
 
 pub mod anthropic;
+pub mod body;
 pub mod chat;
 pub mod conform;
 pub mod constrained;
