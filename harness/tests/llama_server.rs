@@ -105,7 +105,8 @@ fn model_file(dir: &Path, url: &str, top: &str, caps: &str) -> PathBuf {
 fn tight_scenario(dir: &Path, id: &str) -> String {
     let root = common::root();
     let mut v: Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("scenarios/t1_01_one_field.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(root.join("scenarios/t1_01_one_field.json")).unwrap())
+            .unwrap();
     v["id"] = json!(id);
     v["limits"] = json!({"wake_ups": 6, "tool_calls": 30, "call_s": 60, "wake_s": 240});
     std::fs::create_dir_all(dir.join("maps")).unwrap();
@@ -181,7 +182,8 @@ fn a_visual_run_against_a_server_without_a_projector_drops_pictures_and_finishes
     let frames = rows.iter().filter(|r| matches!(r, Row::Frame(_))).count() as u64;
     assert!(frames >= 1);
     assert_eq!(end.score.pictures_dropped, frames, "every picture became text");
-    let repairs = rows.iter().filter(|r| matches!(r, Row::ModelRetry(m) if m.cause == "pictures refused")).count();
+    let repairs =
+        rows.iter().filter(|r| matches!(r, Row::ModelRetry(m) if m.cause == "pictures refused")).count();
     assert_eq!(repairs, 1, "the refusal is repaired once");
     // The server's own log: one request refused with 500 (the one the repair re-sent).
     let refused = llama.log_count("image input is not supported");
@@ -226,6 +228,11 @@ fn a_constrained_text_run_makes_valid_tool_calls() {
         .collect();
     assert!(!tools.is_empty(), "the model made tool calls");
     assert!(tools.iter().any(|(_, err)| !err), "at least one call passed its schema: {tools:?}");
-    assert!(end.score.constrained_calls >= tools.len() as u64, "{} < {}", end.score.constrained_calls, tools.len());
+    assert!(
+        end.score.constrained_calls >= tools.len() as u64,
+        "{} < {}",
+        end.score.constrained_calls,
+        tools.len()
+    );
     assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
 }

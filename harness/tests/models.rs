@@ -223,7 +223,9 @@ fn each_reply_without_a_call_gets_the_reminder_that_says_what_happened() {
         rows.iter()
             .filter_map(|r| match r {
                 Row::ModelSend(s) => s.blocks.iter().find_map(|b| {
-                    b.text.clone().filter(|t| [REMINDER, REMINDER_CUT, REMINDER_NO_CALL].contains(&t.as_str()))
+                    b.text
+                        .clone()
+                        .filter(|t| [REMINDER, REMINDER_CUT, REMINDER_NO_CALL].contains(&t.as_str()))
                 }),
                 _ => None,
             })

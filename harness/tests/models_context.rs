@@ -94,7 +94,8 @@ fn a_long_run_in_a_small_window_leaves_out_old_exchanges_and_never_passes_it() {
     for mode in ["text", "visual"] {
         // The run as it is without a window: its largest request.
         let top = "max_output_tokens = 200";
-        let (rows, reqs, _) = run_stub(&format!("ctx_free_{mode}"), Proto::OpenAi, script(json!([])), T3, mode, top, "");
+        let (rows, reqs, _) =
+            run_stub(&format!("ctx_free_{mode}"), Proto::OpenAi, script(json!([])), T3, mode, top, "");
         assert!(end_of(&rows).success);
         let largest = largest_prompt(&reqs);
         let first = largest_prompt(&reqs[..1]);
@@ -173,8 +174,26 @@ fn constrained_tool_calls_carry_the_schema_and_run_like_native_calls() {
 #[test]
 fn constrained_needs_an_openai_compatible_provider() {
     let dir = tmp("constrained_bad");
-    let mf = model_file(&dir, "bad", Proto::Anthropic, "http://127.0.0.1:9", "", "[capabilities]\ntools = \"constrained\"");
-    let o = harness(&["run", "--scenario", T1, "--model", mf.to_str().unwrap(), "--mode", "text", "--out", dir.join("runs").to_str().unwrap(), "--quiet"]);
+    let mf = model_file(
+        &dir,
+        "bad",
+        Proto::Anthropic,
+        "http://127.0.0.1:9",
+        "",
+        "[capabilities]\ntools = \"constrained\"",
+    );
+    let o = harness(&[
+        "run",
+        "--scenario",
+        T1,
+        "--model",
+        mf.to_str().unwrap(),
+        "--mode",
+        "text",
+        "--out",
+        dir.join("runs").to_str().unwrap(),
+        "--quiet",
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("capabilities.tools") && err.contains("bad.toml"), "{err}");

@@ -200,12 +200,19 @@ pub fn main_with(cli: Cli) -> ExitCode {
 
 fn conformance(name: &str, as_json: bool) -> Result<(), Failure> {
     use crate::planners::models::conform;
-    let r = crate::planners::models::resolve(name, &run::model_dir()).map_err(|e| Failure::input(e.to_string()))?;
+    let r = crate::planners::models::resolve(name, &run::model_dir())
+        .map_err(|e| Failure::input(e.to_string()))?;
     let checks = conform::probe(&r);
     if as_json {
         println!("{}", serde_json::to_string_pretty(&checks).unwrap_or_default());
     } else {
-        println!("{}: provider {}, model {}, {}", r.name, r.config.provider, r.config.model, r.config.base_url());
+        println!(
+            "{}: provider {}, model {}, {}",
+            r.name,
+            r.config.provider,
+            r.config.model,
+            r.config.base_url()
+        );
         print!("{}", conform::table(&checks));
     }
     let failed: Vec<&str> =

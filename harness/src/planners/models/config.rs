@@ -313,7 +313,10 @@ impl ModelConfig {
         if self.capabilities.tools == ToolsMode::Constrained && self.provider != "openai" {
             return Err((
                 "capabilities.tools",
-                format!("\"constrained\" needs an OpenAI-compatible server (provider openai), not {}", self.provider),
+                format!(
+                    "\"constrained\" needs an OpenAI-compatible server (provider openai), not {}",
+                    self.provider
+                ),
             ));
         }
         if let Some(k) = &self.api_key_env {

@@ -75,7 +75,9 @@ impl Probe<'_> {
         let bytes = serde_json::to_vec(&body).unwrap_or_default();
         let timeout = self.cfg.call_timeout_s.unwrap_or(60.0).min(self.cfg.timeout_s);
         match http::send(reqwest::Method::POST, &self.url, &self.headers, Some(bytes), timeout) {
-            Ok(a) => serde_json::from_slice(&a.body).map_err(|e| (200, format!("the reply is not JSON: {e}"))),
+            Ok(a) => {
+                serde_json::from_slice(&a.body).map_err(|e| (200, format!("the reply is not JSON: {e}")))
+            }
             Err(http::TryFailure::Status { status, body, .. }) => Err((status, body)),
             Err(f) => Err((0, f.message())),
         }
@@ -118,20 +120,33 @@ pub fn probe(r: &Resolved) -> Vec<Conformance> {
 }
 
 fn tools(p: &Probe) -> Conformance {
-    let with = p.post(json!({"messages": Probe::messages(ECHO_PROMPT), "tools": [echo_tool()], "tool_choice": "auto"}));
+    let with = p.post(
+        json!({"messages": Probe::messages(ECHO_PROMPT), "tools": [echo_tool()], "tool_choice": "auto"}),
+    );
     let without = p.post(json!({"messages": Probe::messages(ECHO_PROMPT)}));
     let (with, without) = match (with, without) {
         (Ok(a), Ok(b)) => (a, b),
         (Err((s, m)), _) | (_, Err((s, m))) => {
-            return c("tools", Verdict::Fail, format!("the request failed: status {s}: {m}"), json!({"status": s}))
+            return c(
+                "tools",
+                Verdict::Fail,
+                format!("the request failed: status {s}: {m}"),
+                json!({"status": s}),
+            )
         }
     };
     let (tw, tn) = (prompt_tokens(&with), prompt_tokens(&without));
     let made = calls(&with).iter().any(|c| c["function"]["name"] == "echo");
-    let facts = json!({"prompt_tokens_with_tools": tw, "prompt_tokens_without_tools": tn, "tool_call_made": made});
+    let facts =
+        json!({"prompt_tokens_with_tools": tw, "prompt_tokens_without_tools": tn, "tool_call_made": made});
     let native = cfg_native(p.cfg);
     if made {
-        return c("tools", Verdict::Pass, format!("a call of echo made; prompt {tw:?} tokens with the tools, {tn:?} without"), facts);
+        return c(
+            "tools",
+            Verdict::Pass,
+            format!("a call of echo made; prompt {tw:?} tokens with the tools, {tn:?} without"),
+            facts,
+        );
     }
     if tw.is_some() && tw == tn {
         let detail = format!(
@@ -160,7 +175,8 @@ fn parallel(p: &Probe) -> Conformance {
     match p.post(json!({"messages": Probe::messages(prompt), "tools": [echo_tool()], "max_tokens": 128})) {
         Ok(v) => {
             let n = calls(&v).len();
-            let verdict = if n >= 2 || !p.cfg.capabilities.parallel_tool_calls { Verdict::Pass } else { Verdict::Warn };
+            let verdict =
+                if n >= 2 || !p.cfg.capabilities.parallel_tool_calls { Verdict::Pass } else { Verdict::Warn };
             c("parallel", verdict, format!("{n} call(s) in one reply"), json!({"calls": n}))
         }
         Err((s, m)) => c("parallel", Verdict::Warn, format!("status {s}: {m}"), json!({"status": s})),
@@ -181,7 +197,9 @@ fn stream(p: &Probe) -> Conformance {
                 .filter_map(|v| v["choices"][0]["finish_reason"].as_str().map(String::from))
                 .next_back();
             match finish {
-                Some(f) => c("stream", Verdict::Pass, format!("finish_reason {f}"), json!({"finish_reason": f})),
+                Some(f) => {
+                    c("stream", Verdict::Pass, format!("finish_reason {f}"), json!({"finish_reason": f}))
+                }
                 None => c("stream", Verdict::Warn, "no finish_reason in the stream".into(), json!({})),
             }
         }
@@ -237,9 +255,16 @@ fn structured(p: &Probe) -> Conformance {
             let text = v["choices"][0]["message"]["content"].as_str().unwrap_or("");
             let ok = serde_json::from_str::<Value>(text).ok().is_some_and(|o| o["word"].is_string());
             let verdict = if ok { Verdict::Pass } else { Verdict::Warn };
-            c("structured", verdict, format!("response_format json_schema: {text:?}"), json!({"supported": ok}))
+            c(
+                "structured",
+                verdict,
+                format!("response_format json_schema: {text:?}"),
+                json!({"supported": ok}),
+            )
         }
-        Err((s, m)) => c("structured", Verdict::Warn, format!("status {s}: {m}"), json!({"supported": false})),
+        Err((s, m)) => {
+            c("structured", Verdict::Warn, format!("status {s}: {m}"), json!({"supported": false}))
+        }
     }
 }
 
@@ -294,14 +319,21 @@ fn reasoning(p: &Probe) -> Conformance {
     match p.post(json!({"messages": Probe::messages("Answer with the single word: ready")})) {
         Ok(v) => {
             let m = &v["choices"][0]["message"];
-            let field = ["reasoning_content", "reasoning"].into_iter().find(|k| m[*k].as_str().is_some_and(|s| !s.is_empty()));
+            let field = ["reasoning_content", "reasoning"]
+                .into_iter()
+                .find(|k| m[*k].as_str().is_some_and(|s| !s.is_empty()));
             let detail = match field {
                 Some(f) => format!("reasoning in {f}"),
                 None => "no reasoning field".into(),
             };
             c("reasoning", Verdict::Pass, detail, json!({"field": field}))
         }
-        Err((s, m)) => c("reasoning", Verdict::Fail, format!("a plain request failed: status {s}: {m}"), json!({"status": s})),
+        Err((s, m)) => c(
+            "reasoning",
+            Verdict::Fail,
+            format!("a plain request failed: status {s}: {m}"),
+            json!({"status": s}),
+        ),
     }
 }
 

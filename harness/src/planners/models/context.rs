@@ -72,7 +72,8 @@ pub fn head_len(history: &[Value]) -> usize {
 
 /// The exchanges after the head, as `[start, end)` ranges, oldest first.
 pub fn exchanges(history: &[Value], head: usize) -> Vec<(usize, usize)> {
-    let mut starts: Vec<usize> = (head..history.len()).filter(|&i| history[i]["role"] == "assistant").collect();
+    let mut starts: Vec<usize> =
+        (head..history.len()).filter(|&i| history[i]["role"] == "assistant").collect();
     if head < history.len() && starts.first() != Some(&head) {
         // Messages before the first assistant message after the head (a wake-up after a call
         // that gave no reply): an exchange of their own.
@@ -187,7 +188,11 @@ mod tests {
         assert_eq!(head, 2);
         assert_eq!(exchanges(&h, head), vec![(2, 4), (4, 6), (6, 8)]);
         // A wake-up right after the head (its call gave no reply) is an exchange of its own.
-        let h2 = vec![json!({"role": "user", "content": "w1"}), json!({"role": "user", "content": "w2"}), json!({"role": "assistant"})];
+        let h2 = vec![
+            json!({"role": "user", "content": "w1"}),
+            json!({"role": "user", "content": "w2"}),
+            json!({"role": "assistant"}),
+        ];
         assert_eq!(exchanges(&h2, head_len(&h2)), vec![(1, 2), (2, 3)]);
     }
 

@@ -20,9 +20,9 @@
 pub mod anthropic;
 pub mod body;
 pub mod chat;
+pub mod config;
 pub mod conform;
 pub mod constrained;
-pub mod config;
 pub mod context;
 pub mod gate;
 pub mod http;
@@ -105,13 +105,16 @@ impl<W: Wire + 'static> Client for HttpClient<W> {
         let mode = self.cfg.capabilities.tools;
         let mut wire = match mode {
             ToolsMode::Native => (self.new_wire)(&self.cfg.model, system, tools),
-            ToolsMode::Text => (self.new_wire)(&self.cfg.model, &format!("{system}{}", text_protocol(tools)), &[]),
+            ToolsMode::Text => {
+                (self.new_wire)(&self.cfg.model, &format!("{system}{}", text_protocol(tools)), &[])
+            }
             ToolsMode::Constrained => {
                 (self.new_wire)(&self.cfg.model, &format!("{system}{}", constrained_protocol(tools)), &[])
             }
         };
         if mode == ToolsMode::Constrained && !wire.constrain(turn_schema(tools)) {
-            let msg = format!("provider {}: no constrained output (tools = \"constrained\")", self.cfg.provider);
+            let msg =
+                format!("provider {}: no constrained output (tools = \"constrained\")", self.cfg.provider);
             return Err(ModelError::new(ModelErrorKind::Limit, msg));
         }
         let mut s = ChatSession::new(self.cfg.clone(), wire, key, self.gate.clone(), tools);

@@ -195,7 +195,9 @@ impl Wire for OpenAiWire {
     /// `response_format: {type: json_schema}`: llama.cpp, vLLM, Ollama's OpenAI-compatible
     /// endpoint and OpenAI take it.
     fn constrain(&mut self, schema: Value) -> bool {
-        self.format = Some(json!({"type": "json_schema", "json_schema": {"name": "turn", "strict": true, "schema": schema}}));
+        self.format = Some(
+            json!({"type": "json_schema", "json_schema": {"name": "turn", "strict": true, "schema": schema}}),
+        );
         true
     }
 }

@@ -246,7 +246,8 @@ fn as_object(a: Answer) -> Answer {
         Some(c) => json!({"tool": c.name, "arguments": c.arguments}).to_string(),
         None if a.text.contains("```json") => {
             // A call the text protocol wrote: the object inside the fence.
-            let inner = a.text.split("```json\n").nth(1).and_then(|r| r.split("\n```").next()).unwrap_or("{}");
+            let inner =
+                a.text.split("```json\n").nth(1).and_then(|r| r.split("\n```").next()).unwrap_or("{}");
             let v: Value = serde_json::from_str(inner).unwrap_or_default();
             json!({"tool": v["name"], "arguments": v["arguments"]}).to_string()
         }
