@@ -495,6 +495,25 @@ mod tests {
     }
 
     #[test]
+    fn tools_is_true_false_or_constrained() {
+        let tools = |v: &str| {
+            ModelConfig::parse(
+                &format!("provider = \"openai\"\nmodel = \"m\"\n[capabilities]\ntools = {v}\n"),
+                Path::new("m.toml"),
+            )
+            .map(|c| c.capabilities.tools)
+        };
+        assert_eq!(tools("true").unwrap(), ToolsMode::Native);
+        assert_eq!(tools("false").unwrap(), ToolsMode::Text);
+        assert_eq!(tools("\"constrained\"").unwrap(), ToolsMode::Constrained);
+        let e = tools("\"json\"").unwrap_err().to_string();
+        assert!(
+            e.contains("capabilities.tools") && e.contains("expected true, false or \"constrained\""),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn bad_files_name_the_key() {
         let e = parse("provider = \"openai\"\nmodel = \"m\"\n[retry]\ntries = 0\n").unwrap_err();
         assert_eq!(e, "m.toml: at retry.tries: must be at least 1");
