@@ -21,7 +21,7 @@ cache="${ACRES_LLAMA_CACHE:-$root/.llama}"
 # The CPU features are fixed (AVX2, FMA, F16C), not the build machine's own (-march=native):
 # GGML_NATIVE picks AVX-512 and AMX here, which this kind of machine announces but traps on
 # (SIGILL at the first matrix product), and a cached binary must run on every machine of the kind.
-cpu_flags="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF"
+cpu_flags=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF)
 key="llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION-avx2"
 build="$cache/$key"
 server="$build/bin/llama-server"
@@ -46,7 +46,7 @@ if [ ! -x "$server" ]; then
   t0=$(date +%s)
   log "cmake llama-server (CPU only, -j$jobs, nice 19)"
   nice -n 19 cmake -S "$tree/vendor/llama.cpp" -B "$build/cmake" \
-    -DCMAKE_BUILD_TYPE=Release $cpu_flags -DGGML_CUDA=OFF -DGGML_METAL=OFF \
+    -DCMAKE_BUILD_TYPE=Release "${cpu_flags[@]}" -DGGML_CUDA=OFF -DGGML_METAL=OFF \
     -DGGML_VULKAN=OFF -DGGML_OPENMP=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
     -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF >&2
   nice -n 19 cmake --build "$build/cmake" --target llama-server -j"$jobs" >&2
