@@ -217,17 +217,32 @@ fn unknown_tools_and_arguments_against_the_schema_are_schema_errors() {
 }
 
 #[test]
-fn a_cut_reply_and_an_empty_reply_get_one_reminder_each() {
+fn each_reply_without_a_call_gets_the_reminder_that_says_what_happened() {
+    use acres_harness::run::{REMINDER, REMINDER_CUT, REMINDER_NO_CALL};
+    let sent = |rows: &[Row]| -> Vec<String> {
+        rows.iter()
+            .filter_map(|r| match r {
+                Row::ModelSend(s) => s.blocks.iter().find_map(|b| {
+                    b.text
+                        .clone()
+                        .filter(|t| [REMINDER, REMINDER_CUT, REMINDER_NO_CALL].contains(&t.as_str()))
+                }),
+                _ => None,
+            })
+            .collect()
+    };
+    // Two reminders a wake-up at most (the default limit): two runs.
     let turns = json!([{"content": "I will now", "stop": "max_tokens"}, {"empty": true}]);
     let (rows, _, _) = run_stub("remind", Proto::OpenAi, script(turns), T1, "text", "", "");
-    let end = end_of(&rows);
-    assert_eq!(end.score.reminders, 2);
-    let reminders = rows
-        .iter()
-        .filter(|r| matches!(r, Row::ModelSend(s) if s.blocks.iter().any(|b| b.text.as_deref() == Some(acres_harness::run::REMINDER))))
-        .count();
-    assert_eq!(reminders, 2);
-    assert!(end.success);
+    assert_eq!(end_of(&rows).score.reminders, 2);
+    // The cut reply had text: its reminder says it was cut, not that it was empty.
+    assert_eq!(sent(&rows), [REMINDER_CUT, REMINDER]);
+    assert!(end_of(&rows).success);
+    let turns = json!([{"content": "I call dispatch for F53 now.", "stop": "tool_use"}]);
+    let (rows, _, _) = run_stub("remind_nocall", Proto::OpenAi, script(turns), T1, "text", "", "");
+    assert_eq!(end_of(&rows).score.reminders, 1);
+    assert_eq!(sent(&rows), [REMINDER_NO_CALL]);
+    assert!(end_of(&rows).success);
 }
 
 #[test]

@@ -81,6 +81,8 @@ fn score(success: bool, end: EndCode) -> Score {
         schema_errors: 0,
         fallback_protocol: 0,
         pictures_dropped: 0,
+        context_trims: 0,
+        constrained_calls: 0,
         model_errors: 1,
     }
 }

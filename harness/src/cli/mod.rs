@@ -126,7 +126,7 @@ pub enum Command {
     /// Makes an MP4 video of a run folder (1920 x 1080, the viewer's parts) and its report.
     Video(video::VideoArgs),
     /// Lists the model configurations; `--config NAME` asks that server for its models and sends
-    /// two small test requests.
+    /// two small test requests; `--probe` runs the conformance probe (exit 1 on a failed verdict).
     Models {
         /// Ask the server of one configuration (a name or a TOML file) for its models.
         #[arg(long)]
@@ -134,6 +134,13 @@ pub enum Command {
         /// `cache-key`: the model-call cache's key of a request and what went into it.
         #[command(subcommand)]
         action: Option<ModelsAction>,
+        /// With --config: the conformance probe (tools, parallel calls, streaming, pictures,
+        /// structured outputs, the context window, reasoning), a table of verdicts.
+        #[arg(long, requires = "config")]
+        probe: bool,
+        /// With --probe: the verdicts as JSON.
+        #[arg(long, requires = "probe")]
+        json: bool,
     },
     /// Runs the stub model server (OpenAI chat completions and Anthropic messages on
     /// 127.0.0.1) from a script of turns, recording every request body.
@@ -193,7 +200,8 @@ pub fn main_with(cli: Cli) -> ExitCode {
         Command::View(a) => view::run(a),
         Command::Video(a) => video::run(a),
         Command::Models { action: Some(ModelsAction::CacheKey(k)), .. } => cache_key(k),
-        Command::Models { config, action: None } => models(config.as_deref()),
+        Command::Models { config: Some(c), probe: true, json, action: None } => conformance(&c, json),
+        Command::Models { config, .. } => models(config.as_deref()),
         Command::StubServer { script, record, port } => {
             crate::planners::models::stub::serve(&script, record, port).map_err(Failure::input)
         }
@@ -267,6 +275,31 @@ fn cache_key(a: CacheKeyArgs) -> Result<(), Failure> {
         let c = CallCache::open(dir).map_err(Failure::input)?;
         let state = if c.get(&k).is_some() { "present" } else { "absent" };
         println!("entry {} ({state})", c.path(&k).display());
+    }
+    Ok(())
+}
+
+fn conformance(name: &str, as_json: bool) -> Result<(), Failure> {
+    use crate::planners::models::conform;
+    let r = crate::planners::models::resolve(name, &run::model_dir())
+        .map_err(|e| Failure::input(e.to_string()))?;
+    let checks = conform::probe(&r);
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&checks).unwrap_or_default());
+    } else {
+        println!(
+            "{}: provider {}, model {}, {}",
+            r.name,
+            r.config.provider,
+            r.config.model,
+            r.config.base_url()
+        );
+        print!("{}", conform::table(&checks));
+    }
+    let failed: Vec<&str> =
+        checks.iter().filter(|c| c.verdict == conform::Verdict::Fail).map(|c| c.check.as_str()).collect();
+    if !failed.is_empty() {
+        return Err(Failure::check(format!("models --config {name} --probe: failed: {}", failed.join(", "))));
     }
     Ok(())
 }

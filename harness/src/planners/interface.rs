@@ -69,6 +69,14 @@ pub struct Repairs {
     pub fallback_protocol: u64,
     /// Pictures replaced by one line of text.
     pub pictures_dropped: u64,
+    /// Exchanges left out of the history to fit the context window (absent in rows written
+    /// before context management: 0).
+    #[serde(default)]
+    pub context_trims: u64,
+    /// Tool calls that came as a schema-constrained JSON object (`tools = "constrained"`; absent
+    /// in rows written before it: 0).
+    #[serde(default)]
+    pub constrained_calls: u64,
 }
 
 impl Repairs {
@@ -88,6 +96,9 @@ pub enum ModelErrorKind {
     TimeLimit,
     /// Refused by a limit of the model file or the session (a missing key, the call gate).
     Limit,
+    /// The request does not fit the context window: the harness's estimate after leaving out
+    /// every exchange it may, or the server's own context error. Never tried again.
+    Context,
 }
 
 /// Why the planner was woken.

@@ -15,7 +15,7 @@ pub mod outcome;
 mod step;
 mod turn;
 
-pub use self::turn::REMINDER;
+pub use self::turn::{reminder_for, REMINDER, REMINDER_CUT, REMINDER_NO_CALL};
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;

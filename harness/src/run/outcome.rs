@@ -128,6 +128,8 @@ impl Loop<'_> {
             schema_errors: c.schema_errors,
             fallback_protocol: c.fallback_protocol,
             pictures_dropped: c.pictures_dropped,
+            context_trims: c.context_trims,
+            constrained_calls: c.constrained_calls,
             model_errors: c.model_errors,
         }
     }

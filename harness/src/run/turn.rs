@@ -14,9 +14,30 @@ use crate::runfolder::rows::{
 };
 use crate::tools::picture::Inset;
 
-/// The reminder sent after an empty reply.
+/// The reminder sent after an empty reply (no tool call, no text).
 pub const REMINDER: &str =
     "Your reply had no tool call and no text. Call a tool, or end your turn with a short text.";
+
+/// The reminder sent after a reply cut at the output token limit.
+pub const REMINDER_CUT: &str = "Your reply was cut at the output token limit before it ended. \
+     Answer shorter: call one tool, or end your turn with a short text.";
+
+/// The reminder sent after a reply whose text said it calls a tool (it stopped for a tool call)
+/// but carried no call the harness could read.
+pub const REMINDER_NO_CALL: &str = "Your reply stopped for a tool call but had no tool call, only text. \
+     Call the tool with a tool call, or end your turn with a short text.";
+
+/// The reminder that fits a reply without a tool call, if it needs one: empty, cut at the token
+/// limit, or stopped for a tool call that is not there. A reply with text that ended is the end
+/// of the turn.
+pub fn reminder_for(reply: &Reply) -> Option<&'static str> {
+    match reply.stop {
+        Stop::MaxTokens => Some(REMINDER_CUT),
+        _ if reply.text.trim().is_empty() => Some(REMINDER),
+        Stop::ToolUse => Some(REMINDER_NO_CALL),
+        _ => None,
+    }
+}
 
 /// Wait before the `model_error` wake-up when no skill runs, s.
 pub const MODEL_ERROR_WAKE_S: f64 = 30.0;
@@ -94,16 +115,14 @@ impl Loop<'_> {
                 return;
             }
             if reply.tool_calls.is_empty() {
-                if reply.text.trim().is_empty() || reply.stop == Stop::MaxTokens {
-                    self.st.counters.reminders += 1;
-                    w.reminders += 1;
-                    if w.reminders > self.limits.reminders {
-                        return;
-                    }
-                    blocks = vec![Block::Text(REMINDER.into())];
-                    continue;
+                let Some(words) = reminder_for(&reply) else { return };
+                self.st.counters.reminders += 1;
+                w.reminders += 1;
+                if w.reminders > self.limits.reminders {
+                    return;
                 }
-                return;
+                blocks = vec![Block::Text(words.into())];
+                continue;
             }
             let Some(results) = self.act(&reply, &mut w) else { return };
             blocks = results;
@@ -293,6 +312,8 @@ struct WakeCalls {
 fn add_repairs(c: &mut crate::tools::state::Counters, r: &Repairs) {
     c.fallback_protocol += r.fallback_protocol;
     c.pictures_dropped += r.pictures_dropped;
+    c.context_trims += r.context_trims;
+    c.constrained_calls += r.constrained_calls;
 }
 
 impl Loop<'_> {

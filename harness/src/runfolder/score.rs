@@ -69,6 +69,14 @@ pub struct Score {
     pub fallback_protocol: u64,
     /// Repairs: pictures replaced by a line of text.
     pub pictures_dropped: u64,
+    /// Repairs: exchanges left out of the history to fit the context window (absent in rows
+    /// written before context management: 0).
+    #[serde(default)]
+    pub context_trims: u64,
+    /// Repairs: tool calls that came as a schema-constrained JSON object (absent in rows written
+    /// before `tools = "constrained"`: 0).
+    #[serde(default)]
+    pub constrained_calls: u64,
     /// Repairs: model calls that gave no reply.
     pub model_errors: u64,
 }
@@ -160,6 +168,8 @@ impl ScoreFold {
                 s.model_errors += 1;
                 s.fallback_protocol += e.repairs.fallback_protocol;
                 s.pictures_dropped += e.repairs.pictures_dropped;
+                s.context_trims += e.repairs.context_trims;
+                s.constrained_calls += e.repairs.constrained_calls;
             }
             Row::ModelReply(reply) => {
                 let u = reply.usage;
@@ -168,6 +178,8 @@ impl ScoreFold {
                 s.usd += reply.usd;
                 s.fallback_protocol += reply.repairs.fallback_protocol;
                 s.pictures_dropped += reply.repairs.pictures_dropped;
+                s.context_trims += reply.repairs.context_trims;
+                s.constrained_calls += reply.repairs.constrained_calls;
                 self.text_replies += u64::from(reply.reasoning.is_some());
                 self.hidden_replies += u64::from(reply.reasoning_hidden);
             }

@@ -244,7 +244,12 @@ fn group(planner: String, model: String, mode: Mode, profile: Profile, es: &[&En
         mission += s.time_s;
         wall += e.wall_s;
         interventions += s.interventions;
-        repairs += s.reminders + s.schema_errors + s.fallback_protocol + s.pictures_dropped + s.model_errors;
+        repairs += s.reminders
+            + s.schema_errors
+            + s.fallback_protocol
+            + s.pictures_dropped
+            + s.context_trims
+            + s.model_errors;
     }
     let runs = es.len() as u64;
     let counted = runs - infrastructure;

@@ -122,6 +122,10 @@ pub struct Counters {
     pub fallback_protocol: u64,
     /// Pictures replaced by text.
     pub pictures_dropped: u64,
+    /// Exchanges left out of the history to fit the context window.
+    pub context_trims: u64,
+    /// Tool calls that came as a schema-constrained JSON object.
+    pub constrained_calls: u64,
     /// Calls without a reply.
     pub model_errors: u64,
     /// Stuck wake-ups.

@@ -15,7 +15,9 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::cache::{self, CallCache, Stored};
+pub use super::body::{apply_settings, body_bytes, set_path};
 use super::config::{Capabilities, ModelConfig, Retry};
+use super::context::{self, Estimator};
 use super::gate::Gate;
 use super::http::{self, TryFailure};
 use super::repair;
@@ -61,6 +63,12 @@ pub trait Wire: Send {
     /// The `type` of a picture part in this wire's JSON.
     const PICTURE_TYPE: &'static str;
 
+    /// Constrains every reply to one JSON object of `schema` (structured output); false when
+    /// the wire cannot.
+    fn constrain(&mut self, _schema: Value) -> bool {
+        false
+    }
+
     /// Whether a JSON part is a picture of this wire.
     fn is_picture(part: &Value) -> bool
     where
@@ -95,6 +103,16 @@ pub struct ChatSession<W: Wire> {
     /// Characters of history not yet counted by a reply's usage.
     pending_chars: usize,
     pending_pictures: u64,
+    /// The server's count of the last request and that request's size: the context estimate.
+    est: Estimator,
+    /// The size of the request in flight (text characters, pictures).
+    sent: (usize, u64),
+    /// The head's last message as it was before the first exchange was left out.
+    head_original: Option<Value>,
+    /// Exchanges left out of the history so far.
+    trimmed: u64,
+    /// `tools = "constrained"`: each reply is one JSON object, a call or an end-of-turn text.
+    pub constrained: bool,
     repairs: Repairs,
     /// The model-call cache (`--cache`), if on.
     cache: Option<CallCache>,
@@ -138,6 +156,11 @@ impl<W: Wire> ChatSession<W> {
             last_output_tokens: 0,
             pending_chars: start_chars,
             pending_pictures: 0,
+            est: Estimator::default(),
+            sent: (0, 0),
+            head_original: None,
+            trimmed: 0,
+            constrained: false,
             repairs: Repairs::default(),
             cache: None,
         }
@@ -246,13 +269,31 @@ impl<W: Wire> ChatSession<W> {
         let u = parsed.usage;
         self.last_prompt_tokens = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens;
         self.last_output_tokens = u.output_tokens;
+        self.est = Estimator {
+            last_prompt_tokens: self.last_prompt_tokens,
+            last_text_chars: self.sent.0,
+            last_pictures: self.sent.1,
+        };
         self.pending_chars = 0;
         self.pending_pictures = 0;
         let mut tool_calls = parsed.tool_calls;
+        let mut text = parsed.text;
         self.text_calls = false;
-        if tool_calls.is_empty() {
+        if self.constrained && tool_calls.is_empty() {
+            match super::constrained::read_turn(&text, &self.tool_names) {
+                Some(super::constrained::Turn::Call(name, arguments)) => {
+                    self.text_call_n += 1;
+                    self.text_calls = true;
+                    self.repairs.constrained_calls += 1;
+                    tool_calls.push(ToolCall { id: format!("call_{}", self.text_call_n), name, arguments });
+                }
+                Some(super::constrained::Turn::Text(t)) => text = t,
+                None => {}
+            }
+        }
+        if tool_calls.is_empty() && !self.constrained {
             let names: Vec<&str> = self.tool_names.iter().map(String::as_str).collect();
-            if let Some(c) = repair::tool_call_from_text(&parsed.text, &names) {
+            if let Some(c) = repair::tool_call_from_text(&text, &names) {
                 self.text_call_n += 1;
                 self.text_calls = true;
                 self.repairs.fallback_protocol += 1;
@@ -266,7 +307,7 @@ impl<W: Wire> ChatSession<W> {
         let stop =
             if !tool_calls.is_empty() && parsed.stop == Stop::End { Stop::ToolUse } else { parsed.stop };
         Reply {
-            text: parsed.text,
+            text,
             reasoning: parsed.reasoning,
             reasoning_hidden: parsed.reasoning_hidden,
             tool_calls,
@@ -282,10 +323,77 @@ impl<W: Wire> ChatSession<W> {
         ModelError { kind, message, latency_s, repairs: std::mem::take(&mut self.repairs) }
     }
 
+    /// Whether a failure is the server refusing the request's pictures: a 400, 413, 415 or 422
+    /// (vLLM's text-only model, the stub) or a 500 (llama.cpp without a projector) whose body
+    /// names pictures, while the history holds some. Any other 500 stays a transient fault.
     fn pictures_refused(&self, f: &TryFailure) -> bool {
-        matches!(f, TryFailure::Status { status: 400 | 413 | 415 | 422, body, .. }
-            if !self.frames.is_empty() && (body.to_lowercase().contains("image") || body.to_lowercase().contains("picture")))
+        matches!(f, TryFailure::Status { status: 400 | 413 | 415 | 422 | 500, body, .. }
+            if !self.frames.is_empty() && names_pictures(body))
     }
+
+    /// The request as it stands: its text characters (the body without picture data) and its
+    /// pictures.
+    fn measure(&mut self) -> (usize, u64) {
+        let body_len = self.wire.body(&self.cfg).len();
+        let (n, chars) = self
+            .wire
+            .history_mut()
+            .iter()
+            .map(|m| context::pictures_in(m, W::is_picture))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        (body_len.saturating_sub(chars), n)
+    }
+
+    /// The prompt tokens the request would take, with the reply's `max_output_tokens`.
+    fn need_tokens(&mut self) -> u64 {
+        let (chars, pictures) = self.measure();
+        self.est.tokens(chars, pictures, self.cfg.image_tokens) + u64::from(self.cfg.max_output_tokens)
+    }
+
+    /// Fits the request into `window` tokens: pictures beyond `keep_pictures` (default 1) become
+    /// text, then the oldest exchanges after the head are left out, with a note in the head.
+    /// Err when it still does not fit.
+    fn fit(&mut self, window: u64) -> Result<(), String> {
+        if self.need_tokens() <= window {
+            return Ok(());
+        }
+        let keep = self.cfg.keep_pictures.unwrap_or(1) as usize;
+        self.keep_pictures(keep, &format!("the context window of {window} tokens"));
+        loop {
+            let need = self.need_tokens();
+            if need <= window {
+                return Ok(());
+            }
+            let h = self.wire.history_mut();
+            let head = context::head_len(h);
+            let ex = context::exchanges(h, head);
+            if ex.len() <= 1 || head == 0 {
+                return Err(format!(
+                    "the request needs about {need} tokens (with max_output_tokens {}) with every earlier \
+                     exchange left out: past context_tokens {window}",
+                    self.cfg.max_output_tokens
+                ));
+            }
+            let (s, e) = ex[0];
+            let p0: u64 = h[..head].iter().map(|m| context::pictures_in(m, W::is_picture).0).sum();
+            let removed: Vec<Value> = h.drain(s..e).collect();
+            let pr: u64 = removed.iter().map(|m| context::pictures_in(m, W::is_picture).0).sum();
+            let original = self.head_original.get_or_insert_with(|| h[head - 1]["content"].clone());
+            self.trimmed += 1;
+            context::set_note(&mut h[head - 1], original, self.trimmed);
+            let (a, b) = (p0 as usize, (p0 + pr) as usize);
+            if b <= self.frames.len() {
+                self.frames.drain(a..b);
+            }
+            self.repairs.context_trims += 1;
+        }
+    }
+}
+
+/// Whether an error body names pictures (image, picture, a projector, multimodal input).
+pub fn names_pictures(body: &str) -> bool {
+    let b = body.to_lowercase();
+    ["image", "picture", "mmproj", "multimodal", "vision"].iter().any(|w| b.contains(w))
 }
 
 /// The size the system text and tools add to the first request, for the estimate.
@@ -344,6 +452,11 @@ impl<W: Wire> Session for ChatSession<W> {
         if let Some(keep) = self.cfg.keep_pictures {
             self.keep_pictures(keep as usize, &format!("keep_pictures = {keep}"));
         }
+        if let Some(window) = self.cfg.context_tokens {
+            if let Err(msg) = self.fit(window) {
+                return Err(self.fail(ModelErrorKind::Context, msg, 0.0));
+            }
+        }
         let cfg = self.cfg.clone();
         let url = self.wire.url(&cfg.base_url());
         let headers = self.wire.headers(self.key.as_deref());
@@ -358,6 +471,7 @@ impl<W: Wire> Session for ChatSession<W> {
                     return Err(self.fail(ModelErrorKind::Limit, format!("the call gate failed: {e}"), 0.0));
                 }
             }
+            self.sent = self.measure();
             let body = self.wire.body(&cfg);
             if let Some(r) = self.cached(&body) {
                 return Ok(r);
@@ -388,6 +502,13 @@ impl<W: Wire> Session for ChatSession<W> {
                 }
                 Err(f) => f,
             };
+            if let TryFailure::Status { body, .. } = &failure {
+                if context::is_context_error(body) {
+                    // Past the server's window: the same request would fail again.
+                    let msg = format!("past the server's context window: {}", failure.message());
+                    return Err(self.fail(ModelErrorKind::Context, msg, 0.0));
+                }
+            }
             if self.pictures_refused(&failure) && try_n < cfg.retry.tries {
                 // A repair turn: the same request without pictures.
                 self.no_pictures = true;
@@ -451,60 +572,6 @@ fn retry_after(f: &TryFailure) -> Option<f64> {
     }
 }
 
-/// A request body borrowing the history: `model`, `system` (when given), `messages`, then the
-/// rest (tools, settings) in order.
-#[derive(serde::Serialize)]
-struct BodyRef<'a> {
-    model: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    system: Option<&'a str>,
-    messages: &'a [Value],
-    #[serde(flatten)]
-    rest: serde_json::Map<String, Value>,
-}
-
-/// Serializes a request body without copying the history.
-pub fn body_bytes(model: &str, system: Option<&str>, messages: &[Value], rest: Value) -> Vec<u8> {
-    let rest = match rest {
-        Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    };
-    serde_json::to_vec(&BodyRef { model, system, messages, rest }).unwrap_or_default()
-}
-
-/// Sets a dotted field (`a.b.c`) of a JSON object.
-pub fn set_path(body: &mut Value, path: &str, value: Value) {
-    let mut cur = body;
-    let keys: Vec<&str> = path.split('.').collect();
-    for (i, k) in keys.iter().enumerate() {
-        if i + 1 == keys.len() {
-            cur[*k] = value;
-            return;
-        }
-        if !cur.get(*k).is_some_and(Value::is_object) {
-            cur[*k] = json!({});
-        }
-        cur = &mut cur[*k];
-    }
-}
-
-/// Adds the effort and the output limit of the model file to a body.
-pub fn apply_settings(body: &mut Value, cfg: &ModelConfig, default_max_param: &str) {
-    let param = cfg.max_tokens_param.as_deref().unwrap_or(default_max_param);
-    body[param] = json!(cfg.max_output_tokens);
-    if let Some(t) = cfg.temperature {
-        body["temperature"] = json!(t);
-    }
-    if let (Some(effort), Some(field)) = (&cfg.effort, &cfg.effort_field) {
-        let v = cfg
-            .effort_map
-            .get(effort)
-            .and_then(|t| serde_json::to_value(t).ok())
-            .unwrap_or_else(|| json!(effort));
-        set_path(body, field, v);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -519,36 +586,6 @@ mod tests {
         assert_eq!(wait_before_next(&r, 3, Some(1.0)), 8.0);
         assert_eq!(wait_before_next(&r, 9, None), 30.0);
         assert_eq!(wait_before_next(&r, 1, Some(100.0)), 30.0);
-    }
-
-    #[test]
-    fn dotted_fields_nest() {
-        let mut b = json!({"model": "m"});
-        set_path(&mut b, "chat_template_kwargs.enable_thinking", json!(true));
-        set_path(&mut b, "reasoning_effort", json!("low"));
-        assert_eq!(
-            b,
-            json!({"model": "m", "chat_template_kwargs": {"enable_thinking": true}, "reasoning_effort": "low"})
-        );
-    }
-
-    #[test]
-    fn effort_and_the_output_limit_follow_the_model_file() {
-        let text = "provider = \"openai\"\nmodel = \"m\"\neffort = \"high\"\neffort_field = \"chat_template_kwargs.enable_thinking\"\nmax_tokens_param = \"max_completion_tokens\"\nmax_output_tokens = 77\n[effort_map]\nhigh = true\n";
-        let cfg = ModelConfig::parse(text, std::path::Path::new("m.toml")).unwrap();
-        let mut b = json!({"model": "m"});
-        apply_settings(&mut b, &cfg, "max_tokens");
-        assert_eq!(
-            b,
-            json!({"model": "m", "max_completion_tokens": 77, "chat_template_kwargs": {"enable_thinking": true}})
-        );
-        // Without a map entry the word itself is sent.
-        let text =
-            "provider = \"openai\"\nmodel = \"m\"\neffort = \"low\"\neffort_field = \"reasoning_effort\"\n";
-        let cfg = ModelConfig::parse(text, std::path::Path::new("m.toml")).unwrap();
-        let mut b = json!({});
-        apply_settings(&mut b, &cfg, "max_tokens");
-        assert_eq!(b, json!({"max_tokens": 4096, "reasoning_effort": "low"}));
     }
 
     #[test]

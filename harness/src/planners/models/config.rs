@@ -49,9 +49,10 @@ pub enum ConfigError {
 pub struct Capabilities {
     /// Pictures in user messages.
     pub images: bool,
-    /// Native tool calls; without them tools are described in the system text and calls are read
-    /// from the reply's text (the fallback protocol).
-    pub tools: bool,
+    /// How tool calls travel: `true` native tool calls; `false` tools described in the system
+    /// text and calls read from the reply's text (the fallback protocol); `"constrained"` the
+    /// same, with each reply constrained by a JSON schema (one tool call or an end-of-turn text).
+    pub tools: ToolsMode,
     /// Pictures inside tool results (else they follow in a user message).
     pub images_in_tool_results: bool,
     /// Several tool calls in one reply.
@@ -60,7 +61,52 @@ pub struct Capabilities {
 
 impl Default for Capabilities {
     fn default() -> Self {
-        Capabilities { images: true, tools: true, images_in_tool_results: false, parallel_tool_calls: true }
+        Capabilities {
+            images: true,
+            tools: ToolsMode::Native,
+            images_in_tool_results: false,
+            parallel_tool_calls: true,
+        }
+    }
+}
+
+/// How tool calls travel between the harness and the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolsMode {
+    /// The server's native tool calls (`tools = true`).
+    Native,
+    /// Tools in the system text, calls read from the reply's text (`tools = false`).
+    Text,
+    /// Tools in the system text, each reply one JSON object constrained by a schema: a tool call
+    /// or an end-of-turn text (`tools = "constrained"`).
+    Constrained,
+}
+
+impl Serialize for ToolsMode {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ToolsMode::Native => s.serialize_bool(true),
+            ToolsMode::Text => s.serialize_bool(false),
+            ToolsMode::Constrained => s.serialize_str("constrained"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolsMode {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bool(bool),
+            Word(String),
+        }
+        let expected = "expected true, false or \"constrained\"";
+        match Raw::deserialize(d).map_err(|_| serde::de::Error::custom(expected))? {
+            Raw::Bool(true) => Ok(ToolsMode::Native),
+            Raw::Bool(false) => Ok(ToolsMode::Text),
+            Raw::Word(w) if w == "constrained" => Ok(ToolsMode::Constrained),
+            Raw::Word(w) => Err(serde::de::Error::custom(format!("\"{w}\": {expected}"))),
+        }
     }
 }
 
@@ -271,6 +317,15 @@ impl ModelConfig {
                 ));
             }
         }
+        if self.capabilities.tools == ToolsMode::Constrained && self.provider != "openai" {
+            return Err((
+                "capabilities.tools",
+                format!(
+                    "\"constrained\" needs an OpenAI-compatible server (provider openai), not {}",
+                    self.provider
+                ),
+            ));
+        }
         if let Some(k) = &self.api_key_env {
             let ok = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
             if !ok {
@@ -449,6 +504,25 @@ mod tests {
                 assert!(!c.price_source.source.is_empty(), "{n}: [price_source] is empty");
             }
         }
+    }
+
+    #[test]
+    fn tools_is_true_false_or_constrained() {
+        let tools = |v: &str| {
+            ModelConfig::parse(
+                &format!("provider = \"openai\"\nmodel = \"m\"\n[capabilities]\ntools = {v}\n"),
+                Path::new("m.toml"),
+            )
+            .map(|c| c.capabilities.tools)
+        };
+        assert_eq!(tools("true").unwrap(), ToolsMode::Native);
+        assert_eq!(tools("false").unwrap(), ToolsMode::Text);
+        assert_eq!(tools("\"constrained\"").unwrap(), ToolsMode::Constrained);
+        let e = tools("\"json\"").unwrap_err().to_string();
+        assert!(
+            e.contains("capabilities.tools") && e.contains("expected true, false or \"constrained\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -3,21 +3,29 @@
 //!
 //! - [`config`]: model files (TOML), checked whole before any run.
 //! - [`cache`]: the model-call cache (`--cache DIR`): replies stored by request and replayed.
+//! - [`body`]: the request body and the model file's settings in it.
 //! - [`chat`]: the HTTP session every provider shares: history, pictures, tries, the gate.
 //! - [`openai`], [`anthropic`]: the two wire protocols.
 //! - [`repair`]: tool calls written as text, inline reasoning.
+//! - [`context`]: the token estimate of a request and the exchanges left out to fit the window.
 //! - [`gate`]: `calls_per_minute` across the runs and processes of one invocation.
 //! - [`http`]: the runtime and the HTTP client.
 //! - [`stub`]: the stub model server (OpenAI chat completions and Anthropic messages).
 //! - [`probe`]: `models --config NAME`: the server's models and two test requests.
+//! - [`constrained`]: `tools = "constrained"`: the schema of a turn and its reading.
+//! - [`conform`]: `models --config NAME --probe`: the conformance probe, a table of verdicts.
 //!
 //! A provider is one module with a [`chat::Wire`] (or its own [`Client`]) and one line in
 //! [`PROVIDERS`]; a model file then names it with `provider = "..."`.
 
 pub mod anthropic;
 pub mod cache;
+pub mod body;
 pub mod chat;
 pub mod config;
+pub mod conform;
+pub mod constrained;
+pub mod context;
 pub mod gate;
 pub mod http;
 pub mod openai;
@@ -33,7 +41,8 @@ use crate::planners::scripted::ScriptedClient;
 use crate::planners::{Client, ModelError, ModelErrorKind, Session};
 
 use self::chat::{text_protocol, ChatSession, Wire};
-use self::config::{ModelConfig, Resolved};
+use self::config::{ModelConfig, Resolved, ToolsMode};
+use self::constrained::{constrained_protocol, turn_schema};
 use self::gate::Gate;
 
 /// What the command line adds to a model file.
@@ -142,14 +151,21 @@ impl<W: Wire + 'static> HttpClient<W> {
         tools: &[ToolDef],
     ) -> Result<Box<dyn Session>, ModelError> {
         let key = cfg.api_key().map_err(|e| ModelError::new(ModelErrorKind::Limit, e))?;
-        let wire = if cfg.capabilities.tools {
-            (self.new_wire)(&cfg.model, system, tools)
-        } else {
-            (self.new_wire)(&cfg.model, &format!("{system}{}", text_protocol(tools)), &[])
+        let mode = cfg.capabilities.tools;
+        let mut wire = match mode {
+            ToolsMode::Native => (self.new_wire)(&cfg.model, system, tools),
+            ToolsMode::Text => (self.new_wire)(&cfg.model, &format!("{system}{}", text_protocol(tools)), &[]),
+            ToolsMode::Constrained => {
+                (self.new_wire)(&cfg.model, &format!("{system}{}", constrained_protocol(tools)), &[])
+            }
         };
-        Ok(Box::new(
-            ChatSession::new(cfg, wire, key, self.gate.clone(), tools).with_cache(self.cache.clone()),
-        ))
+        if mode == ToolsMode::Constrained && !wire.constrain(turn_schema(tools)) {
+            let msg = format!("provider {}: no constrained output (tools = \"constrained\")", cfg.provider);
+            return Err(ModelError::new(ModelErrorKind::Limit, msg));
+        }
+        let mut s = ChatSession::new(cfg, wire, key, self.gate.clone(), tools).with_cache(self.cache.clone());
+        s.constrained = mode == ToolsMode::Constrained;
+        Ok(Box::new(s))
     }
 }
 

@@ -23,6 +23,8 @@ pub struct OpenAiWire {
     model: String,
     messages: Vec<Value>,
     tools: Vec<Value>,
+    /// `response_format` of every request (`tools = "constrained"`).
+    format: Option<Value>,
 }
 
 impl OpenAiWire {
@@ -39,6 +41,7 @@ impl OpenAiWire {
             model: model.into(),
             messages: vec![json!({"role": "system", "content": system})],
             tools,
+            format: None,
         }
     }
 }
@@ -107,6 +110,9 @@ impl Wire for OpenAiWire {
             if !cfg.capabilities.parallel_tool_calls {
                 rest["parallel_tool_calls"] = json!(false);
             }
+        }
+        if let Some(f) = &self.format {
+            rest["response_format"] = f.clone();
         }
         apply_settings(&mut rest, cfg, "max_tokens");
         if let Some(seed) = cfg.seed {
@@ -188,6 +194,15 @@ impl Wire for OpenAiWire {
     }
 
     const PICTURE_TYPE: &'static str = "image_url";
+
+    /// `response_format: {type: json_schema}`: llama.cpp, vLLM, Ollama's OpenAI-compatible
+    /// endpoint and OpenAI take it.
+    fn constrain(&mut self, schema: Value) -> bool {
+        self.format = Some(
+            json!({"type": "json_schema", "json_schema": {"name": "turn", "strict": true, "schema": schema}}),
+        );
+        true
+    }
 }
 
 #[cfg(test)]

@@ -43,8 +43,10 @@ pub enum Action {
     Drop,
     /// A body that is not JSON.
     Malformed,
-    /// 400: pictures are not supported.
-    RefusePictures,
+    /// Pictures are not supported, in the form of a server (`stub`, `llama.cpp`, `vllm`).
+    RefusePictures(String),
+    /// The prompt is past the window: (its tokens, the window).
+    Context(u64, u64),
 }
 
 /// What the stub read from a request, in neutral form.
@@ -66,6 +68,13 @@ pub struct Request {
     /// The first wake-up message of the whole history (the start), for a player that joins
     /// after scripted turns.
     pub first_wake: Option<String>,
+    /// The prompt's tokens as the stub counts them.
+    pub tokens: u64,
+    /// The harness left earlier exchanges out (the history may shrink within a session).
+    pub trimmed: bool,
+    /// The request asks for a schema-constrained reply (`response_format` `json_schema`): the
+    /// player answers with one JSON object, a call or `{"text"}`.
+    pub constrained: bool,
 }
 
 #[derive(Default)]
@@ -98,13 +107,21 @@ impl Conversations {
         let delay = self.script.delay_s;
         let then = self.script.then;
         let conv = self.convs.entry(req.key.clone()).or_default();
-        if req.size < conv.last_size {
+        if req.size < conv.last_size && !req.trimmed {
             // A new session with the same first messages (the same scenario run again).
             *conv = Conv::default();
         }
         conv.last_size = req.size;
+        if let Some(n_ctx) = self.script.n_ctx {
+            if req.tokens > n_ctx {
+                return Action::Context(req.tokens, n_ctx);
+            }
+        }
         let turn = self.script.turns.get(conv.turn).cloned();
-        let Some(turn) = turn else { return Action::Answer(play(conv, &req, then), delay) };
+        let Some(turn) = turn else {
+            let a = play(conv, &req, then);
+            return Action::Answer(if req.constrained { as_object(a) } else { a }, delay);
+        };
         if let Some(fault) = turn.fault {
             let applies = fault != Fault::RefusePictures || req.has_pictures;
             if applies && conv.faults_done < turn.times.unwrap_or(1) {
@@ -116,7 +133,10 @@ impl Conversations {
                         conv.advance();
                         return Action::Malformed;
                     }
-                    Fault::RefusePictures => return Action::RefusePictures,
+                    Fault::RefusePictures => {
+                        return Action::RefusePictures(turn.server.clone().unwrap_or_else(|| "stub".into()))
+                    }
+                    Fault::Context => return Action::Context(req.tokens, req.tokens.saturating_sub(1)),
                     Fault::Delay => {
                         conv.advance();
                         let a = answer_of(conv, &turn, &req, then);
@@ -154,6 +174,7 @@ fn answer_of(conv: &mut Conv, turn: &Turn, req: &Request, then: Then) -> Answer 
         Some("max_tokens") => Stop::MaxTokens,
         Some("refusal") => Stop::Refusal,
         Some("end") => Stop::End,
+        Some("tool_use") => Stop::ToolUse,
         _ if !calls.is_empty() => Stop::ToolUse,
         _ => Stop::End,
     };
@@ -217,6 +238,22 @@ fn play(conv: &mut Conv, req: &Request, then: Then) -> Answer {
     let first = calls.pop_front().expect("one call at least");
     conv.queued = calls;
     as_text(first)
+}
+
+/// A player's answer as the constrained protocol's one JSON object.
+fn as_object(a: Answer) -> Answer {
+    let text = match a.calls.first() {
+        Some(c) => json!({"tool": c.name, "arguments": c.arguments}).to_string(),
+        None if a.text.contains("```json") => {
+            // A call the text protocol wrote: the object inside the fence.
+            let inner =
+                a.text.split("```json\n").nth(1).and_then(|r| r.split("\n```").next()).unwrap_or("{}");
+            let v: Value = serde_json::from_str(inner).unwrap_or_default();
+            json!({"tool": v["name"], "arguments": v["arguments"]}).to_string()
+        }
+        None => json!({"text": a.text}).to_string(),
+    };
+    Answer { text, calls: Vec::new(), stop: Stop::End, ..a }
 }
 
 fn as_text(c: ToolCall) -> Answer {

@@ -89,6 +89,24 @@ fn error_reply(anthropic: bool, status: u16, message: &str, retry_after_s: Optio
     r
 }
 
+/// A refusal of pictures as `server` writes it: llama.cpp without a projector (500), vLLM with a
+/// text-only model (400), or the stub's own 400.
+fn refuse_pictures(anthropic: bool, server: &str, model: &str) -> Reply {
+    match server {
+        "llama.cpp" => json_reply(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": {"code": 500, "type": "server_error",
+                "message": "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj"}}),
+        ),
+        "vllm" => json_reply(
+            StatusCode::BAD_REQUEST,
+            &json!({"error": {"object": "error", "type": "BadRequestError", "param": null, "code": 400,
+                "message": format!("{model} is not a multimodal model")}}),
+        ),
+        _ => error_reply(anthropic, 400, "image input is not supported by this model", None),
+    }
+}
+
 /// The error that makes hyper close the connection without an answer.
 #[derive(Debug)]
 struct Dropped;
@@ -138,8 +156,11 @@ async fn handle(shared: Arc<Shared>, req: HttpRequest<Incoming>) -> Result<Reply
             r.headers_mut().insert("content-type", "application/json".parse().expect("a header value"));
             Ok(r)
         }
-        Action::RefusePictures => {
-            Ok(error_reply(anthropic, 400, "image input is not supported by this model", None))
+        Action::RefusePictures(server) => Ok(refuse_pictures(anthropic, &server, &shared.model)),
+        Action::Context(n_prompt, n_ctx) => {
+            let body = json!({"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error", "n_prompt_tokens": n_prompt, "n_ctx": n_ctx}});
+            Ok(json_reply(StatusCode::BAD_REQUEST, &body))
         }
         Action::Answer(a, delay_s) => {
             if delay_s > 0.0 {

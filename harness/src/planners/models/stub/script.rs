@@ -12,14 +12,20 @@
 //!    {"content": "I will", "stop": "max_tokens"},
 //!    {"empty": true},
 //!    {"reasoning": "the lane is clear"},
-//!    {"fault": "refuse_pictures"}
+//!    {"fault": "refuse_pictures"},
+//!    {"fault": "refuse_pictures", "server": "llama.cpp"},
+//!    {"fault": "context"}
 //!  ]}
 //! ```
 //!
 //! A fault applies to the first `times` requests (default 1) that reach its turn; the next
 //! request gets the turn's answer and moves on. `delay` waits and then answers in the same
 //! request. A turn without `content`, `tool_calls`, `empty` or `reasoning` is answered by the
-//! `then` player.
+//! `then` player. `refuse_pictures` answers as the stub (400 naming images), or as `llama.cpp`
+//! (500 "image input is not supported", a model without its projector) or `vllm` (400, a
+//! text-only model). `context` answers llama.cpp's 400 `exceed_context_size_error`; the script's
+//! `n_ctx` answers it to every request past that many tokens (four characters a token), as a
+//! server with a small window does.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,8 +53,10 @@ pub enum Fault {
     Drop,
     /// Answers 200 with a body that is not JSON.
     Malformed,
-    /// Answers 400 "image input is not supported" to a request with pictures.
+    /// Refuses a request with pictures, in the form of `server`.
     RefusePictures,
+    /// Answers llama.cpp's 400 `exceed_context_size_error`.
+    Context,
 }
 
 /// A tool call of a scripted turn.
@@ -75,6 +83,9 @@ pub struct Turn {
     /// The status of a `status` fault. Default 500.
     #[serde(default)]
     pub status: Option<u16>,
+    /// The server whose refusal `refuse_pictures` copies: `stub` (default), `llama.cpp`, `vllm`.
+    #[serde(default)]
+    pub server: Option<String>,
     /// The `Retry-After` header of a `status` fault, s.
     #[serde(default)]
     pub retry_after_s: Option<f64>,
@@ -93,7 +104,8 @@ pub struct Turn {
     /// An empty answer: no text, no call.
     #[serde(default)]
     pub empty: bool,
-    /// `end`, `max_tokens` or `refusal`. Default: `tool_use` with calls, else `end`.
+    /// `end`, `max_tokens`, `refusal` or `tool_use` (without calls: a reply that stopped for a
+    /// call it does not carry). Default: `tool_use` with calls, else `end`.
     #[serde(default)]
     pub stop: Option<String>,
     /// Token counts to report (`{"input": n, "output": n}`); default: from the sizes.
@@ -134,6 +146,9 @@ pub struct Script {
     /// A wait before every answer, s (a model's latency).
     #[serde(default)]
     pub delay_s: f64,
+    /// The context window, tokens: a longer request gets `exceed_context_size_error`.
+    #[serde(default)]
+    pub n_ctx: Option<u64>,
 }
 
 impl Script {

@@ -8,7 +8,10 @@ use super::conv::{content_text, history_size, text_result, Answer, Request};
 use crate::planners::interface::Stop;
 use crate::planners::Block;
 
+/// The conversation's key: its first messages, without the note of exchanges left out (which
+/// the harness adds to the first user message when it trims the history).
 fn key(protocol: &str, parts: &[String]) -> String {
+    let parts: Vec<&str> = parts.iter().map(|p| crate::planners::models::context::strip_note(p)).collect();
     format!("{protocol}\u{1f}{}", parts.join("\u{1f}"))
 }
 
@@ -84,6 +87,9 @@ pub fn openai_request(body: &Value) -> Request {
         ),
         size: history_size(&msgs),
         first_wake: first_wake(&msgs),
+        tokens: (request_len(body) / 4) as u64 + 1,
+        trimmed: body.to_string().contains(crate::planners::models::context::NOTE_MARK),
+        constrained: body["response_format"]["type"] == "json_schema",
     }
 }
 
@@ -129,6 +135,9 @@ pub fn anthropic_request(body: &Value) -> Request {
         ),
         size: history_size(&msgs),
         first_wake: first_wake(&msgs),
+        tokens: (request_len(body) / 4) as u64 + 1,
+        trimmed: body.to_string().contains(crate::planners::models::context::NOTE_MARK),
+        constrained: body["response_format"]["type"] == "json_schema",
     }
 }
 

