@@ -71,6 +71,7 @@ fn a_held_goto_stands_then_goes_on_to_success() {
     assert!(r.ended().is_none(), "a held skill does not end: {:?}", r.ended());
     assert!(r.obs().speed_mps.abs() < 0.01, "standstill: {}", r.obs().speed_mps);
     let held = r.server.link_release(r.obs().t_s).expect("held");
+    r.events.extend(r.server.drain_events());
     assert!((held - 200.0).abs() < 0.2, "held {held} s");
     let rel = r.events.iter().find(|e| e.name == EventName::LinkRelease).expect("link_release");
     assert!(matches!(&rel.detail, EventDetail::Release { held_s, why: Some(w), .. } if (*held_s - held).abs() < 1e-9 && w == "heartbeats returned"));

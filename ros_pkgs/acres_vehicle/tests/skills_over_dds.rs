@@ -7,7 +7,7 @@
 mod deadman;
 mod util;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acres_msgs::geometry_msgs::{Twist, Vector3};
 use acres_msgs::nav_msgs::Odometry;
