@@ -74,8 +74,13 @@ fn a_held_goto_stands_then_goes_on_to_success() {
     r.events.extend(r.server.drain_events());
     assert!((held - 200.0).abs() < 0.2, "held {held} s");
     let rel = r.events.iter().find(|e| e.name == EventName::LinkRelease).expect("link_release");
-    assert!(matches!(&rel.detail, EventDetail::Release { held_s, why: Some(w), .. } if (*held_s - held).abs() < 1e-9 && w == "heartbeats returned"));
-    assert!(r.events.iter().any(|e| e.name == EventName::LinkHold && e.cause.as_deref() == Some("no heartbeat for 1.0 s")));
+    assert!(
+        matches!(&rel.detail, EventDetail::Release { held_s, why: Some(w), .. } if (*held_s - held).abs() < 1e-9 && w == "heartbeats returned")
+    );
+    assert!(r
+        .events
+        .iter()
+        .any(|e| e.name == EventName::LinkHold && e.cause.as_deref() == Some("no heartbeat for 1.0 s")));
     for _ in 0..40_000 {
         if r.ended().is_some() {
             break;
@@ -120,7 +125,9 @@ fn a_skill_that_ends_held_closes_its_hold() {
     let rel = names.iter().position(|n| *n == EventName::LinkRelease).expect("link_release");
     let end = names.iter().position(|n| *n == EventName::SkillEnded).expect("skill_ended");
     assert!(rel < end, "{names:?}");
-    assert!(matches!(&r.events[rel].detail, EventDetail::Release { why: Some(w), .. } if w == "the skill ended"));
+    assert!(
+        matches!(&r.events[rel].detail, EventDetail::Release { why: Some(w), .. } if w == "the skill ended")
+    );
     assert!(!r.server.link_held());
     assert_eq!(r.server.link_release(r.obs().t_s), None, "nothing held");
 }

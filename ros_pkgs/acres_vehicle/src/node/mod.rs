@@ -100,10 +100,20 @@ impl Params {
             got: acres_ros::ParamValue::Double(v),
         };
         if !(heartbeat_timeout_s >= 0.0 && heartbeat_timeout_s.is_finite()) {
-            return Err(bad("heartbeat_timeout_s", "0 (off, a bench only) or a positive time, s", heartbeat_timeout_s));
+            return Err(bad(
+                "heartbeat_timeout_s",
+                "0 (off, a bench only) or a positive time, s",
+                heartbeat_timeout_s,
+            ));
         }
-        if heartbeat_timeout_s > 0.0 && !(heartbeat_grace_s > heartbeat_timeout_s && heartbeat_grace_s.is_finite()) {
-            return Err(bad("heartbeat_grace_s", "a time longer than heartbeat_timeout_s, s", heartbeat_grace_s));
+        if heartbeat_timeout_s > 0.0
+            && !(heartbeat_grace_s > heartbeat_timeout_s && heartbeat_grace_s.is_finite())
+        {
+            return Err(bad(
+                "heartbeat_grace_s",
+                "a time longer than heartbeat_timeout_s, s",
+                heartbeat_grace_s,
+            ));
         }
         Ok(Params {
             skills: a.bool_or("skills", true)?,
@@ -354,7 +364,8 @@ impl VehicleNode {
             }
         } else if quiet_s > timeout && !self.server.link_held() {
             warn!(timeout, grace, "heartbeat lost: holding the vehicle");
-            let cause = format!("no heartbeat for {timeout:.1} s: held until beats return (grace {grace:.1} s)");
+            let cause =
+                format!("no heartbeat for {timeout:.1} s: held until beats return (grace {grace:.1} s)");
             self.server.link_hold(cause, t_s);
             self.cmd_vel.publish(Twist::default());
         }

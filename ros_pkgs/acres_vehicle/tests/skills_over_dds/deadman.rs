@@ -47,7 +47,8 @@ fn a_goal_with_no_beat_is_held_then_stopped_also_after_a_run_ended() {
     let mut c = Client::new(14, "fastrtps");
     c.wait_for_odometry(Duration::from_secs(20));
     // A first run with beats ends (a 1 s wait); then the beats stop while idle.
-    let (g, accepted) = c.skill.send(SkillGoal { seconds: 1.0, ..goal("wait", "") }, Duration::from_secs(5)).unwrap();
+    let (g, accepted) =
+        c.skill.send(SkillGoal { seconds: 1.0, ..goal("wait", "") }, Duration::from_secs(5)).unwrap();
     assert_eq!(accepted, Some(true));
     beat_until(&mut c, Duration::from_secs(10), |c| c.seen.iter().any(|e| e.event == "skill_ended"));
     let out = c.skill.result(g, Duration::from_secs(5)).unwrap().expect("the wait's result");
@@ -109,15 +110,18 @@ fn a_stall_shorter_than_the_grace_holds_then_the_skill_succeeds() {
     assert!(c.seen.iter().any(|e| e.event == "link_hold"), "held during the stall");
     let slow = speed(&c);
     let _beats = Beater::start(22);
-    let rel = c.wait_event(Duration::from_secs(3), "link_release", |_| true).or_else(|| {
-        c.seen.iter().find(|e| e.event == "link_release").cloned()
-    });
+    let rel = c
+        .wait_event(Duration::from_secs(3), "link_release", |_| true)
+        .or_else(|| c.seen.iter().find(|e| e.event == "link_release").cloned());
     let rel = rel.expect("link_release when the beats return");
     assert_eq!(rel.why, "heartbeats returned");
     // Held about 0.5 s of wall time at 4 × real time: about 2 s of mission time.
     assert!((0.5..=4.0).contains(&rel.held_s), "held_s {} (mission time)", rel.held_s);
     let out = c.skill.result(g, Duration::from_secs(120)).unwrap().expect("the goto's result");
-    eprintln!("a 1.0 s stall: speed {slow:.2} m/s at its end, held {:.2} s of mission time; {out:?}", rel.held_s);
+    eprintln!(
+        "a 1.0 s stall: speed {slow:.2} m/s at its end, held {:.2} s of mission time; {out:?}",
+        rel.held_s
+    );
     assert_eq!(out.result.code, "succeeded", "{out:?}");
     assert!(!c.seen.iter().any(|e| e.event == "skill_ended" && e.code == "stopped"));
 }

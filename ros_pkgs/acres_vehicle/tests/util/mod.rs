@@ -234,7 +234,8 @@ impl Beater {
             let args = RosArgs::parse(["beater"], "acres_test_beater").unwrap();
             let mut node =
                 RosNode::new(args, RosEnv { domain_id: domain, range: DiscoveryRange::Localhost }).unwrap();
-            let beat: Pub<Heartbeat> = node.publisher("/acres/skill/heartbeat", qos::default_profile()).unwrap();
+            let beat: Pub<Heartbeat> =
+                node.publisher("/acres/skill/heartbeat", qos::default_profile()).unwrap();
             let mut seq = 0;
             while !flag.load(Ordering::Relaxed) {
                 seq += 1;
