@@ -21,7 +21,8 @@ from launch_ros.actions import Node
 ARGS = {
     "scenario": (None, "the site's scenario (map, condition, blocked_s); required"),
     "maps_dir": ("scenarios/maps", "the maps folder"),
-    "heartbeat_timeout_s": ("1.0", "beats that stop this long trigger on_cancel, s"),
+    "heartbeat_timeout_s": ("1.0", "beats that stop this long hold the goal's skill, s (0: off, a bench only)"),
+    "heartbeat_grace_s": ("3.0", "beats that stop this long apply on_cancel, s (longer than heartbeat_timeout_s)"),
     "on_cancel": ("stop", "stop or return_home"),
     "odom_timeout_s": ("1.0", "odometry that stops this long ends the skill, s"),
     "blocked_s": ("0.0", "held this long ends the skill blocked, s (0: the scenario's)"),
@@ -80,7 +81,7 @@ def generate_launch_description():
     decl = declare()
     vehicle = Node(
         package="acres_vehicle", executable="acres_vehicle_node", name="acres_vehicle",
-        parameters=[{k: C(k) for k in ("scenario", "maps_dir", "heartbeat_timeout_s", "on_cancel", "odom_timeout_s",
+        parameters=[{k: C(k) for k in ("scenario", "maps_dir", "heartbeat_timeout_s", "heartbeat_grace_s", "on_cancel", "odom_timeout_s",
                                         "blocked_s", "skills", "lidar_forward_m", "lidar_height_m", "use_sim_time",
                                         "rmw_framing")}],
     )

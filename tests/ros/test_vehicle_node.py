@@ -1,7 +1,7 @@
 """The vehicle node (RustDDS) driven by rclpy on rmw_fastrtps_cpp with the rosidl-generated
 acres_interfaces types: /acres/skill through an rclpy ActionClient (goto with feedback, scout,
-wait, cancel, a second goal, an unknown skill, a route out of the corridor), the heartbeat and
-on_cancel, /acres/observation and /acres/events, --params-file, -r __ns:= and use_sim_time with
+wait, cancel, a second goal, an unknown skill, a route out of the corridor), the heartbeat
+deadman (held, then on_cancel past the grace), /acres/observation and /acres/events, --params-file, -r __ns:= and use_sim_time with
 a /clock from rclpy."""
 
 import math
@@ -67,6 +67,10 @@ class Vehicle:
         hb.seq, hb.sender = self.seq, "rclpy"
         self.beat_pub.publish(hb)
 
+    def keep_beating(self):
+        """Beats every 0.1 s while the node spins: the deadman holds a goal without beats."""
+        self.beater = self.p.node.create_timer(0.1, self.beat)
+
 
 def start_stack(nodes, domain, rate, *vehicle_args):
     core = nodes("core", domain, "-p", f"scenario:={ONE_FIELD}", "-p", f"rate:={rate}")
@@ -126,6 +130,7 @@ def test_goto_with_feedback_then_scout_then_wait(nodes, peer):
     start_stack(nodes, 42, 40.0)
     p = peer(42)
     v = Vehicle(p)
+    v.keep_beating()
     v.ready()
     h = v.send(goal("goto", field="F53"))
     assert h.accepted, "goto F53 accepted"
@@ -175,6 +180,7 @@ def test_a_cancel_stops_the_vehicle(nodes, peer):
     start_stack(nodes, 43, 5.0)
     p = peer(43)
     v = Vehicle(p)
+    v.keep_beating()
     v.ready()
     h = v.send(goal("goto", field="F53"))
     assert h.accepted
@@ -200,6 +206,7 @@ def test_a_second_goal_while_one_runs_is_rejected_busy(nodes, peer):
     start_stack(nodes, 44, 2.0)
     p = peer(44)
     v = Vehicle(p)
+    v.keep_beating()
     v.ready()
     first = v.send(goal("goto", field="F53"))
     assert first.accepted
@@ -259,7 +266,9 @@ def test_a_route_out_of_the_corridor_is_rejected_with_its_cause(nodes, peer):
 
 
 def beats_then_silence(nodes, peer, domain, on_cancel):
-    start_stack(nodes, domain, 1.0, "-p", "heartbeat_timeout_s:=0.5", "-p", f"on_cancel:={on_cancel}")
+    start_stack(
+        nodes, domain, 1.0, "-p", "heartbeat_timeout_s:=0.5", "-p", "heartbeat_grace_s:=1.0", "-p", f"on_cancel:={on_cancel}"
+    )
     p = peer(domain)
     v = Vehicle(p)
     v.ready()
@@ -269,10 +278,14 @@ def beats_then_silence(nodes, peer, domain, on_cancel):
     p.spin_until(lambda: v.seq >= 20, 10, "20 beats")
     last_beat = time.monotonic()
     assert not [e for e in v.events.msgs if e.event == "skill_ended"], "no end while beats come"
+    hold = v.event("link_hold", timeout_s=5)
+    held_s = time.monotonic() - last_beat
+    assert "no heartbeat for 0.5 s" in hold.cause, hold
+    assert 0.4 <= held_s <= 0.9, f"held {held_s:.3f} s after the last beat (timeout 0.5 s)"
     e = v.event("skill_ended", timeout_s=5)
     after_s = time.monotonic() - last_beat
-    assert e.code == "stopped" and "heartbeat lost" in e.cause, e
-    assert 0.4 <= after_s <= 0.9, f"on_cancel {after_s:.3f} s after the last beat (timeout 0.5 s)"
+    assert e.code == "stopped" and "heartbeat lost for 1.0 s" in e.cause, e
+    assert 0.9 <= after_s <= 1.4, f"on_cancel {after_s:.3f} s after the last beat (grace 1.0 s)"
     r = v.result(h, 10)
     assert (r.status, r.result.code) == (GoalStatus.STATUS_ABORTED, "stopped"), r
     return p, v

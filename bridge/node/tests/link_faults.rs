@@ -1,6 +1,7 @@
 //! Faults of the link with real processes (core node, vehicle node, bridge, harness): the
-//! bridge killed, the harness killed, the harness frozen, observations stopping. Each asserts
-//! the outcome and the time it took.
+//! bridge killed, the harness killed, the harness frozen, observations stopping, the link
+//! stalled by a proxy (1.5 s ridden through, 3 s lost). Each asserts the outcome and the time it
+//! took.
 //!
 //! NETWORK SAFETY: DDS in every node: these tests run only in a private network namespace (see
 //! `util`), loopback-only, the socket on 127.0.0.1.
@@ -89,6 +90,53 @@ fn harness_killed_cancels_the_goal_within_100_ms_and_the_vehicle_stops() {
     assert!(cancel_after_close_ms <= 100.0, "cancel {cancel_after_close_ms} ms after the close");
     assert!(after_ms <= 100, "terminal state {after_ms} ms after the cancel");
     // The vehicle stops: the test's own (loopback-only) node watches /acres/observation.
+    assert!(vehicle_stands(Duration::from_secs(20)), "the vehicle did not stop after the cancel");
+    eprintln!("vehicle stopped {:?} after the kill", killed.elapsed());
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn harness_frozen_the_vehicle_applies_on_cancel_past_its_grace_after_a_hold() {
+    require_netns();
+    let stack = Stack::start(
+        "freeze-harness",
+        SC,
+        5653,
+        5.0,
+        &["heartbeat_timeout_s:=1.0", "heartbeat_grace_s:=3.0"],
+    );
+    let h = stack.harness(SC, &["--link-silent-s", "30"]);
+    wait_driving(&stack);
+    let frozen = Instant::now();
+    h.signal("-STOP");
+    // The vehicle node holds when beats stop for 1 s, then applies on_cancel (stop) at 3 s.
+    let stack = &stack;
+    let line = |needle: &'static str| {
+        move || stack.log("vehicle").lines().any(|l| l.contains(needle)).then(|| frozen.elapsed())
+    };
+    let held = poll(Duration::from_secs(10), line("heartbeat lost: holding"));
+    let ended = poll(Duration::from_secs(10), line("heartbeat lost past the grace"));
+    h.signal("-CONT");
+    let (held, ended) = (
+        held.unwrap_or_else(|| panic!("no hold on lost beats; vehicle log:\n{}", stack.log("vehicle"))),
+        ended
+            .unwrap_or_else(|| panic!("no on_cancel past the grace; vehicle log:\n{}", stack.log("vehicle"))),
+    );
+    eprintln!("harness frozen → held after {held:?}, on_cancel after {ended:?}");
+    // The last beat went up to one beat period (0.2 s) before the freeze.
+    assert!(
+        (Duration::from_millis(700)..=Duration::from_millis(1_700)).contains(&held),
+        "held after {held:?} (timeout 1.0 s)"
+    );
+    assert!(
+        (Duration::from_millis(2_700)..=Duration::from_millis(3_700)).contains(&ended),
+        "on_cancel after {ended:?} (grace 3.0 s)"
+    );
+}
+
+/// The vehicle's speed and skill on `/acres/observation` (the test's own loopback-only node):
+/// waits up to `timeout` for a standstill with no skill running.
+fn vehicle_stands(timeout: Duration) -> bool {
     let args = acres_ros::RosArgs::parse(["test"], "acres_link_test").unwrap();
     let env = acres_ros::RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
     let mut node = acres_ros::RosNode::new(args, env).unwrap();
@@ -98,35 +146,60 @@ fn harness_killed_cancels_the_goal_within_100_ms_and_the_vehicle_stops() {
             acres_ros::qos::default_profile(),
         )
         .unwrap();
-    let still = poll(Duration::from_secs(20), || {
-        obs.latest().filter(|o| o.skill.is_empty() && o.speed_mps.abs() < 0.05).map(|o| o.speed_mps)
-    });
-    assert!(still.is_some(), "the vehicle did not stop after the cancel");
-    eprintln!("vehicle stopped {:?} after the kill", killed.elapsed());
+    poll(timeout, || obs.latest().filter(|o| o.skill.is_empty() && o.speed_mps.abs() < 0.05)).is_some()
 }
 
 #[test]
 #[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
-fn harness_frozen_the_vehicle_applies_on_cancel_within_its_heartbeat_timeout() {
+fn a_1_5_s_stall_is_ridden_through_at_5x_and_the_run_succeeds() {
     require_netns();
-    let stack = Stack::start("freeze-harness", SC, 5653, 5.0, &["heartbeat_timeout_s:=1.0"]);
-    let h = stack.harness(SC, &["--link-silent-s", "30"]);
+    let stack = Stack::start("stall-1.5", SC, 5655, 5.0, &[]);
+    let proxy = proxy::StallProxy::start(5755, stack.port);
+    let mut h = stack.harness_via(proxy.port, SC, &[]);
     wait_driving(&stack);
-    let frozen = Instant::now();
-    h.signal("-STOP");
-    // The vehicle node ends the skill `stopped` when beats stop for 1 s (on_cancel stop).
-    let ended = poll(Duration::from_secs(10), || {
-        stack
-            .log("vehicle")
-            .lines()
-            .any(|l| l.contains("heartbeat") && (l.contains("lost") || l.contains("stopped")))
-            .then_some(())
-    });
-    let took = frozen.elapsed();
-    h.signal("-CONT");
-    assert!(ended.is_some(), "no on_cancel on lost beats; vehicle log:\n{}", stack.log("vehicle"));
-    eprintln!("harness frozen → on_cancel after {took:?}");
-    assert!(took <= Duration::from_millis(1_700), "on_cancel after {took:?} (timeout 1.0 s)");
+    // ACRES_LINK_STALL_MS measures longer stalls by hand (the test's assertions hold below 2 s).
+    let stall_ms: u64 =
+        std::env::var("ACRES_LINK_STALL_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_500);
+    proxy.stall(Duration::from_millis(stall_ms));
+    let code = h.wait(Duration::from_secs(300));
+    let rows = stack.rows(SC);
+    let events: Vec<_> = rows.iter().filter(|r| r["type"] == "event").collect();
+    let release = events.iter().find(|r| r["name"] == "link_release");
+    eprintln!(
+        "a {stall_ms} ms stall at 5×: exit {code:?}; link_hold {}; link_release {:?}",
+        events.iter().any(|r| r["name"] == "link_hold"),
+        release
+    );
+    assert_eq!(code, Some(0), "the run succeeds; harness log:\n{}", stack.log("harness"));
+    assert!(!rows.iter().any(|r| r["type"] == "link_lost"), "no link_lost row");
+    assert!(validates(&stack.run_dir(SC)), "the folder validates");
+    // The vehicle held for the stall (1.0 s of silence) and went on: the planner was told.
+    let release = release.expect("a link_release event row");
+    let held_s = release["detail"]["held_s"].as_f64().expect("held_s in the detail");
+    assert!(held_s > 0.0 && held_s < 5.0 * 1.5, "held {held_s} s of mission time");
+    assert!(
+        !events.iter().any(|r| r["name"] == "skill_ended" && r["code"] == "stopped"),
+        "no skill stopped by the stall"
+    );
+}
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn a_3_s_stall_ends_the_run_link_lost_after_2_s_and_the_vehicle_stops() {
+    require_netns();
+    let stack = Stack::start("stall-3", SC, 5656, 5.0, &[]);
+    let proxy = proxy::StallProxy::start(5756, stack.port);
+    let mut h = stack.harness_via(proxy.port, SC, &[]);
+    wait_driving(&stack);
+    let stalled = wall_s();
+    proxy.stall(Duration::from_secs(3));
+    assert_eq!(h.wait(Duration::from_secs(10)), Some(1), "the run fails");
+    let row = link_lost_row(&stack);
+    let took_s = row["wall"].as_f64().unwrap() - stalled;
+    eprintln!("a 3 s stall → link_lost after {took_s:.3} s ({})", row["cause"]);
+    assert!((1.8..=2.5).contains(&took_s), "link_lost after {took_s} s");
+    assert!(vehicle_stands(Duration::from_secs(20)), "the vehicle did not stop after the stall");
+    assert!(validates(&stack.run_dir(SC)), "the folder validates");
 }
 
 #[test]

@@ -49,17 +49,8 @@ impl Client for ScriptedClient {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::says_an_order;
-
-    #[test]
-    fn an_order_is_told_from_a_list() {
-        assert!(says_an_order("Scout F52 first, then F53, then F51, in exactly that order."));
-        assert!(says_an_order("Scout F51, then F53."));
-        assert!(!says_an_order("Scout F51, F53 and F55, then come home."));
-        assert!(!says_an_order("Scout F53 and come home."));
-    }
-}
+#[path = "scripted_tests.rs"]
+mod tests;
 
 #[derive(Debug, Clone, PartialEq, Default)]
 enum Phase {
@@ -107,6 +98,8 @@ pub struct ScriptedSession {
     waited_s: f64,
     /// A learned skill that scouts a field (its tool requires `field`): used instead of `scout`.
     learned_scout: Option<String>,
+    /// It dispatched a `stop` whose `stopped` end has not come yet: that end is its own.
+    asked_stop: bool,
 }
 
 impl ScriptedSession {
@@ -222,6 +215,7 @@ impl ScriptedSession {
                 if text.contains("now") || text.contains("immediately") {
                     self.phase = Phase::Returning;
                     self.cont = Cont::Dispatch;
+                    self.asked_stop = true;
                     return Act::Calls(vec![
                         ("dispatch", json!({"skill": "stop"})),
                         ("dispatch", json!({"skill": "return_home"})),
@@ -300,7 +294,19 @@ impl ScriptedSession {
                 ("wait", Phase::Waiting(_)) => self.check_clear(),
                 _ => Act::End("Noted.".into()),
             },
-            "stopped" => Act::End("Stopped; waiting for the way to clear.".into()),
+            "stopped" if std::mem::take(&mut self.asked_stop) => {
+                Act::End("Stopped; waiting for the way to clear.".into())
+            }
+            // A stop it did not ask for (the vehicle's fail-safe, an operator at the vehicle):
+            // go on where the motion stopped, or look again when it was waiting.
+            "stopped" => match self.phase {
+                Phase::Going(_) | Phase::Scouting(_) | Phase::Returning => {
+                    self.cont = Cont::Dispatch;
+                    Act::Calls(vec![("dispatch", json!({"skill": "resume"}))])
+                }
+                Phase::Waiting(_) => self.check_clear(),
+                Phase::Idle | Phase::Home => Act::End("Noted; nothing was moving.".into()),
+            },
             "blocked" => {
                 if !matches!(self.phase, Phase::Waiting(_)) {
                     self.phase = Phase::Waiting(Box::new(self.phase.clone()));
@@ -321,6 +327,7 @@ impl ScriptedSession {
         }
         self.phase = Phase::Waiting(Box::new(self.phase.clone()));
         self.cont = Cont::Dispatch;
+        self.asked_stop = true;
         Act::Calls(vec![
             ("dispatch", json!({"skill": "stop"})),
             ("dispatch", json!({"skill": "wait", "arguments": {"seconds": WAIT_S}})),

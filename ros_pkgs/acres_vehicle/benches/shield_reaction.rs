@@ -88,7 +88,8 @@ fn main() {
     }
     let trials: usize = std::env::var("ACRES_BENCH_TRIALS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
     let sc = scenario("t1_01_one_field");
-    let veh = vehicle_node(31, &sc, &["odom_timeout_s:=5.0"]);
+    // A bench: no planner beats here, so the deadman is off (heartbeat_timeout_s 0, bench only).
+    let veh = vehicle_node(31, &sc, &["odom_timeout_s:=5.0", "heartbeat_timeout_s:=0.0"]);
     let mut c = Client::new(31, "fastrtps");
     let odom_pub = c.node.publisher::<Odometry>("/odom", qos::default_profile()).unwrap();
     let cloud_pub = c.node.publisher::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap();

@@ -23,6 +23,8 @@ fn cyclone_reads_the_topics_and_drives_a_goal_with_cyclone_framing() {
     let sc = scenario("t1_01_one_field");
     let _core = core_node(21, &sc, 40.0, &[]);
     let _veh = vehicle_node(21, &sc, &["rmw_framing:=cyclonedds"]);
+    // The planner's side is alive (the deadman holds a goal without beats): RustDDS beats here.
+    let _beats = Beater::start(21);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cyclone_interop.py");
     let out = Command::new("timeout")
         .args(["120", "python3"])

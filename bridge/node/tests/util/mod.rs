@@ -10,6 +10,8 @@
 
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -149,6 +151,11 @@ impl Stack {
 
     /// Starts a harness run of `scenario_name` over the link, its run folders under `dir/out`.
     pub fn harness(&self, scenario_name: &str, extra: &[&str]) -> Proc {
+        self.harness_via(self.port, scenario_name, extra)
+    }
+
+    /// As [`Stack::harness`], connecting to `port` (a proxy in front of the bridge).
+    pub fn harness_via(&self, port: u16, scenario_name: &str, extra: &[&str]) -> Proc {
         let mut cmd = Command::new(bin("acres-harness"));
         cmd.args([
             "run",
@@ -159,7 +166,7 @@ impl Stack {
             "--link-host",
             "127.0.0.1",
         ])
-        .args(["--link-port", &self.port.to_string(), "--link-fingerprint", &fingerprint(&self.dir), "--out"])
+        .args(["--link-port", &port.to_string(), "--link-fingerprint", &fingerprint(&self.dir), "--out"])
         .arg(self.dir.join("out"))
         .args(extra)
         .current_dir(repo());

@@ -90,7 +90,7 @@ pub fn event_of(m: &EventMsg) -> Option<SkillEvent> {
         EventName::ShieldHold => {
             EventDetail::Hold { ahead_m: m.ahead_m, stopping_m: m.stopping_m, x: m.hold_at.x, y: m.hold_at.y }
         }
-        EventName::ShieldRelease => EventDetail::Release {
+        EventName::ShieldRelease | EventName::LinkRelease => EventDetail::Release {
             held_s: m.held_s,
             ahead_m: m.ahead_m.is_finite().then_some(m.ahead_m),
             why: text(&m.why),

@@ -5,7 +5,7 @@
 //! ```
 //! Parameters: `scenario` (required: the map, condition, `blocked_s` and `local_planner`: the
 //! in-tree planners `default` and `pure_pursuit`; a process plugin is refused), `maps_dir`,
-//! `blocked_s`, `skills`, `heartbeat_timeout_s`, `on_cancel`, `odom_timeout_s`,
+//! `blocked_s`, `skills`, `heartbeat_timeout_s`, `heartbeat_grace_s`, `on_cancel`, `odom_timeout_s`,
 //! `lidar_forward_m`, `lidar_height_m`, `rmw_framing`, `use_sim_time`; see the library docs.
 //! Exit codes: 0 stopped by a signal, 2 bad input, 3 the environment (DDS refused).
 

@@ -18,6 +18,8 @@ pub(crate) struct Goals {
     action: SkillActionServer,
     active: Vec<(GoalRef, u64)>,
     last_feedback: Instant,
+    /// A goal that started a skill was accepted since the last [`Goals::take_accepted`].
+    accepted: bool,
 }
 
 /// The skill request of a goal; an unknown skill word is refused with its cause.
@@ -64,6 +66,7 @@ impl Goals {
             action: SkillActionServer::new(node, "acres/skill")?,
             active: Vec::new(),
             last_feedback: Instant::now(),
+            accepted: false,
         })
     }
 
@@ -158,7 +161,18 @@ impl Goals {
         } else {
             self.action.accept(r);
             self.active.push((r, reply.id.unwrap_or_default()));
+            self.accepted = true;
         }
+    }
+
+    /// True when skill `id` is a goal's (not one `on_cancel` started).
+    pub(crate) fn is_goal_skill(&self, id: u64) -> bool {
+        self.active.iter().any(|(_, a)| *a == id)
+    }
+
+    /// True once after a goal that started a skill was accepted (it arms the deadman).
+    pub(crate) fn take_accepted(&mut self) -> bool {
+        std::mem::take(&mut self.accepted)
     }
 
     /// A `skill_ended` of a goal's skill ends the goal.

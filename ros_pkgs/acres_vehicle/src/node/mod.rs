@@ -11,10 +11,17 @@
 //! | `/acres/events` (out) | `acres_interfaces/SkillEvent` | the skill server's events |
 //!
 //! Fail-safes (wall clock, so they hold whatever the simulation rate):
-//! - **heartbeat**: once a beat has been seen, beats that stop for `heartbeat_timeout_s` while a
-//!   skill runs trigger `on_cancel`; so does a cancelled goal. `on_cancel` is `stop` (default: the
-//!   skill ends `stopped`, the vehicle brakes to a stop and stays) or `return_home` (the skill
-//!   ends `stopped`, then `return_home` starts, as a lost-link fail-safe of a field robot).
+//! - **heartbeat (the deadman)**: every accepted goal arms it, whatever happened before: a skill
+//!   runs only while beats come. No beat for `heartbeat_timeout_s` (1.0 s) since the goal's
+//!   acceptance or the last beat, whichever is later, *holds* the skill (the `link_hold` event;
+//!   zero `/cmd_vel`, the skill paused, not ended). A beat within `heartbeat_grace_s` (3.0 s)
+//!   of silence releases it (`link_release` with the held seconds): the skill goes on by itself.
+//!   Past the grace, `on_cancel` applies (cause "heartbeat lost for N s"); so does a cancelled
+//!   goal. `on_cancel` is `stop` (default: the skill ends `stopped`, the vehicle brakes to a
+//!   stop and stays) or `return_home` (the skill ends `stopped`, then `return_home` starts, as a
+//!   lost-link fail-safe of a field robot; it runs unwatched until the next goal).
+//!   `heartbeat_timeout_s: 0` turns the deadman off, for a bench only: the node warns at every
+//!   goal.
 //! - **odometry**: odometry that stops for `odom_timeout_s` ends the running skill `failed` with
 //!   the cause "odometry stopped for N s" and commands a stop (zero `/cmd_vel`, repeated).
 //!
@@ -55,8 +62,12 @@ pub enum OnCancel {
 pub struct Params {
     /// Serve skills (`skills`, default true); false only observes.
     pub skills: bool,
-    /// Beats that stop this long trigger `on_cancel` (`heartbeat_timeout_s`, 1.0; 0 disables), s.
+    /// Beats that stop this long hold the running skill (`heartbeat_timeout_s`, 1.0; 0 turns
+    /// the deadman off: a bench only), s.
     pub heartbeat_timeout_s: f64,
+    /// Beats that stop this long apply `on_cancel` (`heartbeat_grace_s`, 3.0; longer than
+    /// `heartbeat_timeout_s`); a beat before lets the held skill go on, s.
+    pub heartbeat_grace_s: f64,
     /// `on_cancel`: `stop` (default) or `return_home`.
     pub on_cancel: OnCancel,
     /// Odometry that stops this long ends the skill (`odom_timeout_s`, 1.0), s.
@@ -81,9 +92,33 @@ impl Params {
                 })
             }
         };
+        let heartbeat_timeout_s = a.f64_or("heartbeat_timeout_s", 1.0)?;
+        let heartbeat_grace_s = a.f64_or("heartbeat_grace_s", DEFAULT_GRACE_S)?;
+        let bad = |name: &str, expected: &'static str, v: f64| ArgsError::ParamType {
+            name: name.into(),
+            expected,
+            got: acres_ros::ParamValue::Double(v),
+        };
+        if !(heartbeat_timeout_s >= 0.0 && heartbeat_timeout_s.is_finite()) {
+            return Err(bad(
+                "heartbeat_timeout_s",
+                "0 (off, a bench only) or a positive time, s",
+                heartbeat_timeout_s,
+            ));
+        }
+        if heartbeat_timeout_s > 0.0
+            && !(heartbeat_grace_s > heartbeat_timeout_s && heartbeat_grace_s.is_finite())
+        {
+            return Err(bad(
+                "heartbeat_grace_s",
+                "a time longer than heartbeat_timeout_s, s",
+                heartbeat_grace_s,
+            ));
+        }
         Ok(Params {
             skills: a.bool_or("skills", true)?,
-            heartbeat_timeout_s: a.f64_or("heartbeat_timeout_s", 1.0)?,
+            heartbeat_timeout_s,
+            heartbeat_grace_s,
             on_cancel,
             odom_timeout_s: a.f64_or("odom_timeout_s", 1.0)?,
             lidar_forward_m: a.f64_or("lidar_forward_m", 1.0)?,
@@ -91,6 +126,12 @@ impl Params {
         })
     }
 }
+
+/// The default grace of the deadman, s: longer than the harness's 2 s link-loss deadline, so a
+/// stall the harness rides through the vehicle rides through too (with a 0.2 s beat, a second
+/// of margin for the bridge and DDS), and short enough that a vehicle whose planner is gone
+/// stands held for at most 2 s more before `on_cancel`.
+pub const DEFAULT_GRACE_S: f64 = 3.0;
 
 /// The vehicle node.
 pub struct VehicleNode {
@@ -113,7 +154,9 @@ pub struct VehicleNode {
     last_odom: Option<Instant>,
     odom_lost: bool,
     last_beat: Option<Instant>,
-    beats_lost: bool,
+    /// When the watched goal was accepted (the deadman armed); `None`: nothing is watched (no
+    /// goal yet, or `on_cancel` applied for lost beats).
+    armed: Option<Instant>,
 }
 
 impl VehicleNode {
@@ -152,7 +195,7 @@ impl VehicleNode {
             last_odom: None,
             odom_lost: false,
             last_beat: None,
-            beats_lost: false,
+            armed: None,
         })
     }
 
@@ -186,9 +229,13 @@ impl VehicleNode {
                 busy = true;
                 self.on_odom(&o);
             }
+            let mut beat = false;
             while self.heartbeat.take().is_some() {
+                beat = true;
                 self.last_beat = Some(Instant::now());
-                self.beats_lost = false;
+            }
+            if beat && self.server.link_held() {
+                self.release_hold();
             }
             if self.params.skills {
                 busy |= self.serve();
@@ -254,7 +301,26 @@ impl VehicleNode {
     /// Goals and cancels; true when something came.
     fn serve(&mut self) -> bool {
         let Some(goals) = self.goals.as_mut() else { return false };
-        goals.serve(&mut self.server, self.obs.as_ref(), self.params.on_cancel, &self.events)
+        let any = goals.serve(&mut self.server, self.obs.as_ref(), self.params.on_cancel, &self.events);
+        if goals.take_accepted() {
+            // Every accepted goal arms the deadman, whatever happened before.
+            self.armed = Some(Instant::now());
+            if self.params.heartbeat_timeout_s <= 0.0 {
+                warn!("heartbeat_timeout_s is 0: this goal runs with no deadman (a bench only)");
+            }
+        }
+        any
+    }
+
+    /// Beats returned within the grace: the held skill goes on.
+    fn release_hold(&mut self) {
+        let t_s = self.obs.map_or(0.0, |o| o.t_s);
+        if let Some(held_s) = self.server.link_release(t_s) {
+            info!(held_s, "heartbeats returned: the skill goes on");
+        }
+        if let Some(obs) = self.obs {
+            self.control(&obs);
+        }
     }
 
     fn watchdogs(&mut self) {
@@ -269,20 +335,39 @@ impl VehicleNode {
                 self.cmd_vel.publish(Twist::default());
             }
         }
-        if let Some(last) = self.last_beat {
-            let quiet_s = last.elapsed().as_secs_f64();
-            let timeout = self.params.heartbeat_timeout_s;
-            if timeout > 0.0 && !self.beats_lost && quiet_s > timeout {
-                self.beats_lost = true;
-                if self.server.busy() {
-                    warn!(timeout, on_cancel = ?self.params.on_cancel, "heartbeat lost");
-                    let cause = format!("heartbeat lost for {timeout:.1} s");
-                    apply_on_cancel(&mut self.server, self.obs.as_ref(), self.params.on_cancel, cause);
-                    if let Some(obs) = self.obs {
-                        self.control(&obs);
-                    }
-                }
+        self.deadman(t_s);
+    }
+
+    /// The heartbeat deadman: holds the running goal's skill after `heartbeat_timeout_s` of
+    /// silence, applies `on_cancel` after `heartbeat_grace_s`.
+    fn deadman(&mut self, t_s: f64) {
+        let timeout = self.params.heartbeat_timeout_s;
+        let Some(armed) = self.armed else { return };
+        // Only a goal's skill is watched: a `return_home` that `on_cancel` started runs by itself.
+        let goal_skill = match (self.server.status_ref().id, self.goals.as_ref()) {
+            (Some(id), Some(g)) => g.is_goal_skill(id),
+            _ => false,
+        };
+        if timeout <= 0.0 || !goal_skill {
+            return;
+        }
+        let since = self.last_beat.map_or(armed, |b| b.max(armed));
+        let quiet_s = since.elapsed().as_secs_f64();
+        let grace = self.params.heartbeat_grace_s;
+        if quiet_s > grace {
+            warn!(grace, on_cancel = ?self.params.on_cancel, "heartbeat lost past the grace");
+            self.armed = None;
+            let cause = format!("heartbeat lost for {grace:.1} s");
+            apply_on_cancel(&mut self.server, self.obs.as_ref(), self.params.on_cancel, cause);
+            if let Some(obs) = self.obs {
+                self.control(&obs);
             }
+        } else if quiet_s > timeout && !self.server.link_held() {
+            warn!(timeout, grace, "heartbeat lost: holding the vehicle");
+            let cause =
+                format!("no heartbeat for {timeout:.1} s: held until beats return (grace {grace:.1} s)");
+            self.server.link_hold(cause, t_s);
+            self.cmd_vel.publish(Twist::default());
         }
     }
 

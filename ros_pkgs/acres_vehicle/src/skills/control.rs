@@ -13,6 +13,10 @@ impl SkillServer {
     /// shield).
     pub fn control(&mut self, obs: &Observation) -> Twist {
         self.t_s = obs.t_s;
+        if self.link_hold_since.is_some() {
+            // Held for the link (link.rs): a standstill, the skill paused.
+            return Twist::default();
+        }
         let Some(mut r) = self.running.take() else {
             return Twist::default();
         };

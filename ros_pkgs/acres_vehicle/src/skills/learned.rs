@@ -47,6 +47,11 @@ impl LearnedRun {
     pub(super) fn restart(&mut self, t_s: f64) {
         self.started_s = t_s;
     }
+
+    /// A link hold of `held_s` does not count against `max_s`.
+    pub(super) fn shift(&mut self, held_s: f64) {
+        self.started_s += held_s;
+    }
 }
 
 impl SkillServer {

@@ -25,7 +25,8 @@
 //! is refused by the shield and ends the skill `failed` (learned.rs).
 //!
 //! Events ([`SkillEvent`]): `skill_started`, `skill_ended`, `skill_rejected`, `shield_hold`,
-//! `shield_release`, `field_scouted`. A field counts as scouted when a scout has driven 98 % of
+//! `shield_release`, `field_scouted`; on the vehicle node also `link_hold` and `link_release`
+//! (the heartbeats stopped and returned: link.rs). A field counts as scouted when a scout has driven 98 % of
 //! its Scout loop (coverage is kept across stop and resume).
 
 use std::collections::BTreeMap;
@@ -42,6 +43,7 @@ use crate::shield::Shield;
 
 mod control;
 mod learned;
+mod link;
 mod request;
 mod types;
 
@@ -103,6 +105,8 @@ pub struct SkillServer {
     planner: Option<Box<dyn LocalPlanner>>,
     /// The scenario's learned skills ([`SkillServer::add_learned`]).
     learned: Vec<Arc<LearnedSkill>>,
+    /// Since when the link hold holds the running skill (link.rs; never in the in-process world).
+    link_hold_since: Option<f64>,
 }
 
 impl SkillServer {
@@ -126,6 +130,7 @@ impl SkillServer {
             planners: Builtin::Default.factory(),
             planner: None,
             learned: Vec::new(),
+            link_hold_since: None,
         }
     }
 
@@ -270,6 +275,7 @@ impl SkillServer {
 
     fn finish(&mut self, r: Running, code: ResultCode, cause: String, t_s: f64) {
         self.t_s = t_s;
+        self.link_release_at_end(r.id, r.kind, t_s);
         let mut detail = EventDetail::None {};
         if let Active::Motion(m) = r.active {
             if let Some(since) = m.hold_since {

@@ -200,6 +200,12 @@ pub enum EventName {
     ShieldRelease,
     /// A field's Scout loop was driven (98 %).
     FieldScouted,
+    /// The vehicle node's deadman holds the running skill: the heartbeats stopped (the cause
+    /// says for how long); the vehicle stands, the skill paused.
+    LinkHold,
+    /// The link hold ended: the heartbeats returned (the skill goes on) or the skill ended;
+    /// `held_s` says how long it held.
+    LinkRelease,
 }
 
 impl EventName {
@@ -212,17 +218,21 @@ impl EventName {
             EventName::ShieldHold => "shield_hold",
             EventName::ShieldRelease => "shield_release",
             EventName::FieldScouted => "field_scouted",
+            EventName::LinkHold => "link_hold",
+            EventName::LinkRelease => "link_release",
         }
     }
 
     /// Every event name.
-    pub const ALL: [EventName; 6] = [
+    pub const ALL: [EventName; 8] = [
         EventName::SkillStarted,
         EventName::SkillEnded,
         EventName::SkillRejected,
         EventName::ShieldHold,
         EventName::ShieldRelease,
         EventName::FieldScouted,
+        EventName::LinkHold,
+        EventName::LinkRelease,
     ];
 
     /// The name of a word.
@@ -273,9 +283,9 @@ pub enum EventDetail {
         /// Map y of the obstacle, m.
         y: f64,
     },
-    /// `shield_release`.
+    /// `shield_release`, `link_release`.
     Release {
-        /// How long the shield held, s.
+        /// How long the shield (or the link hold) held, s.
         held_s: f64,
         /// Obstacle distance ahead, m (`None`: nothing ahead).
         ahead_m: Option<f64>,

@@ -217,6 +217,49 @@ impl Client {
     }
 }
 
+/// A planner's side that is alive: its own (loopback-only) node publishes a heartbeat every
+/// 0.1 s on a thread until dropped (the vehicle node's deadman holds a goal without beats).
+pub struct Beater {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Beater {
+    /// Starts beating in `domain`.
+    pub fn start(domain: u16) -> Beater {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let args = RosArgs::parse(["beater"], "acres_test_beater").unwrap();
+            let mut node =
+                RosNode::new(args, RosEnv { domain_id: domain, range: DiscoveryRange::Localhost }).unwrap();
+            let beat: Pub<Heartbeat> =
+                node.publisher("/acres/skill/heartbeat", qos::default_profile()).unwrap();
+            let mut seq = 0;
+            while !flag.load(Ordering::Relaxed) {
+                seq += 1;
+                beat.publish(Heartbeat {
+                    stamp: acres_ros::node::stamp(acres_ros::node::wall_s()),
+                    seq,
+                    sender: "test-beater".into(),
+                });
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        Beater { stop, thread: Some(thread) }
+    }
+}
+
+impl Drop for Beater {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// A goal.
 pub fn goal(skill: &str, field: &str) -> SkillGoal {
     SkillGoal {
