@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::cache::{self, CallCache, Stored};
 pub use super::body::{apply_settings, body_bytes, set_path};
+use super::cache::{self, CallCache, Stored};
 use super::config::{Capabilities, ModelConfig, Retry};
 use super::context::{self, Estimator};
 use super::gate::Gate;

@@ -19,8 +19,8 @@
 //! [`PROVIDERS`]; a model file then names it with `provider = "..."`.
 
 pub mod anthropic;
-pub mod cache;
 pub mod body;
+pub mod cache;
 pub mod chat;
 pub mod config;
 pub mod conform;
