@@ -279,7 +279,10 @@ fn an_endless_line_mid_run_is_dropped_in_bounded_memory_and_the_run_ends_link_lo
     let ran = run("endless-line", port, None);
     assert!(ran.peak_kb < PEAK_KB_MAX, "peak {} kB", ran.peak_kb);
     let rows = ran.folder_validates();
-    assert!(link_lost_cause(&rows).contains("no step for 2 s"), "{}", ran.out);
+    // The fake sends nothing whole and answers no ping: the silence deadline and the ping's
+    // deadline (both 2 s) race; either is the loss this case must end in.
+    let cause = link_lost_cause(&rows);
+    assert!(cause.contains("no step for 2 s") || cause.contains("no pong"), "{cause}: {}", ran.out);
 }
 
 #[test]

@@ -211,7 +211,15 @@ pub fn run_scenario(
             Err(e) => {
                 // Nothing was written: the partial folder goes, an earlier <name> is untouched.
                 let _ = crate::runfolder::writer::discard(&opts.out, &name);
-                return Err(anyhow::Error::new(e).context(Environment("attaching to the bridge".into())));
+                // No bridge to reach is the machine's (exit 3); a bridge that was reached but
+                // refused or misbehaved (its version, its proof, a downgrade) fails the run (1).
+                let connect = matches!(e, crate::world::link::AttachError::Connect { .. });
+                let e = anyhow::Error::new(e);
+                return Err(if connect {
+                    e.context(Environment("attaching to the bridge".into()))
+                } else {
+                    e.context("attaching to the bridge")
+                });
             }
         },
     };
