@@ -175,9 +175,16 @@ impl Stack {
         Proc { child: cmd.spawn().expect("harness"), name: "harness" }
     }
 
-    /// The run folder of `scenario_name`.
+    /// The run folder of `scenario_name`: `<name>.partial` while the run goes on (a run takes its
+    /// name when it has ended), else `<name>`.
     pub fn run_dir(&self, scenario_name: &str) -> PathBuf {
-        self.dir.join("out").join(format!("{scenario_name}__checked__scripted"))
+        let done = self.dir.join("out").join(format!("{scenario_name}__checked__scripted"));
+        let partial = self.dir.join("out").join(format!("{scenario_name}__checked__scripted.partial"));
+        if partial.is_dir() {
+            partial
+        } else {
+            done
+        }
     }
 
     /// The rows written so far.
