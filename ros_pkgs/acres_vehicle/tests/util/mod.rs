@@ -221,14 +221,32 @@ impl Client {
 /// 0.1 s on a thread until dropped (the vehicle node's deadman holds a goal without beats).
 pub struct Beater {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    paused: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Beater {
     /// Starts beating in `domain`.
     pub fn start(domain: u16) -> Beater {
+        Self::start_with(domain, false)
+    }
+
+    /// Makes the beater's participant and publisher now (so discovery is done before it is
+    /// needed) but sends no beat until [`Beater::resume`].
+    pub fn start_paused(domain: u16) -> Beater {
+        Self::start_with(domain, true)
+    }
+
+    /// Starts sending beats.
+    pub fn resume(&self) {
+        self.paused.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn start_with(domain: u16, paused: bool) -> Beater {
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let paused = std::sync::Arc::new(AtomicBool::new(paused));
+        let hold = paused.clone();
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let args = RosArgs::parse(["beater"], "acres_test_beater").unwrap();
@@ -238,6 +256,10 @@ impl Beater {
                 node.publisher("/acres/skill/heartbeat", qos::default_profile()).unwrap();
             let mut seq = 0;
             while !flag.load(Ordering::Relaxed) {
+                if hold.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
                 seq += 1;
                 beat.publish(Heartbeat {
                     stamp: acres_ros::node::stamp(acres_ros::node::wall_s()),
@@ -247,7 +269,7 @@ impl Beater {
                 std::thread::sleep(Duration::from_millis(100));
             }
         });
-        Beater { stop, thread: Some(thread) }
+        Beater { stop, paused, thread: Some(thread) }
     }
 }
 
