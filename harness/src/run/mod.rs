@@ -200,17 +200,14 @@ pub fn run_scenario(
 ) -> anyhow::Result<RunOutcome> {
     let name = crate::runfolder::folder_name(&sc.id, opts.mode.as_str(), &opts.model);
     let secrets = crate::runfolder::Secrets::from_env().with_vars(&opts.secret_vars);
-    // The run writes into <name>.partial; a finished <name> stays until this run has ended.
-    let writer = RunWriter::create_partial(&opts.out, &name, secrets)
-        .map_err(|e| Environment(format!("creating the run folder {name}{PARTIAL_SUFFIX}: {e}")))?;
-    let folder = writer.path().to_path_buf();
+    // Input first, then the world: a run that cannot start writes nothing, so an earlier <name>
+    // is untouched and no partial folder is left.
+    let recovery = effective_recovery(sc, opts)?;
     let world: Box<dyn WorldPort> = match &opts.link {
         None => Box::new(CoreWorld::new(sc, opts.seed)),
         Some(l) => match crate::world::link::LinkWorld::connect(sc, l) {
             Ok(w) => Box::new(w),
             Err(e) => {
-                // Nothing was written: the partial folder goes, an earlier <name> is untouched.
-                let _ = crate::runfolder::writer::discard(&opts.out, &name);
                 // No bridge to reach is the machine's (exit 3); a bridge that was reached but
                 // refused or misbehaved (its version, its proof, a downgrade) fails the run (1).
                 let connect = matches!(e, crate::world::link::AttachError::Connect { .. });
@@ -223,13 +220,10 @@ pub fn run_scenario(
             }
         },
     };
-    let recovery = match effective_recovery(sc, opts) {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = crate::runfolder::writer::discard(&opts.out, &name);
-            return Err(e);
-        }
-    };
+    // The run writes into <name>.partial; a finished <name> stays until this run has ended.
+    let writer = RunWriter::create_partial(&opts.out, &name, secrets)
+        .map_err(|e| Environment(format!("creating the run folder {name}{PARTIAL_SUFFIX}: {e}")))?;
+    let folder = writer.path().to_path_buf();
     let tools = crate::tools::scenario_tools(opts.mode, opts.profile, opts.operator, sc);
     let system = system_text(sc, opts.mode, opts.profile);
     let limits = effective_limits(sc, opts);

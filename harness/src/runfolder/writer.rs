@@ -5,8 +5,9 @@
 //!
 //! A run never destroys a finished folder before it has ended itself: it writes into
 //! `<folder_name>.partial/` ([`RunWriter::create_partial`]), and only when it has ended does
-//! [`publish`] give it its name, replacing a folder of that name at that moment. A run that fails
-//! before its first row removes its partial folder ([`discard`]); a killed run leaves it, an
+//! [`publish`] give it its name, replacing a folder of that name at that moment. A run that cannot
+//! start makes no folder (the harness checks its input and attaches first); a killed run leaves
+//! its partial folder, an
 //! incomplete run folder that `validate` and `score` show as such; a run whose rows could not all
 //! be written (a full disk) is not published ([`RunWriter::write_failure`]).
 //!
