@@ -221,9 +221,10 @@ impl Ran {
     }
 }
 
+/// The `link_lost` row's word and sentence, as `"<kind>: <cause>"`.
 fn link_lost_cause(rows: &[serde_json::Value]) -> String {
     let r = rows.iter().find(|r| r["type"] == "link_lost").expect("a link_lost row");
-    r["cause"].as_str().unwrap().to_string()
+    format!("{}: {}", r["kind"].as_str().expect("a kind word"), r["cause"].as_str().unwrap())
 }
 
 #[test]
@@ -282,7 +283,11 @@ fn an_endless_line_mid_run_is_dropped_in_bounded_memory_and_the_run_ends_link_lo
     // The fake sends nothing whole and answers no ping: the silence deadline and the ping's
     // deadline (both 2 s) race; either is the loss this case must end in.
     let cause = link_lost_cause(&rows);
-    assert!(cause.contains("no step for 2 s") || cause.contains("no pong"), "{cause}: {}", ran.out);
+    assert!(
+        cause.starts_with("silent: no step for 2 s") || cause.starts_with("no_pong: "),
+        "{cause}: {}",
+        ran.out
+    );
 }
 
 #[test]
@@ -344,7 +349,10 @@ fn a_clock_that_jumps_ends_the_run_without_writing_the_jump() {
         p.step(seq, f64::from(1u32 << 31) - 1.0, 0.0);
     });
     let cause = link_lost_cause(&rows);
-    assert!(cause.contains("a fault of the vehicle") && cause.contains("jumps ahead"), "{cause}");
+    assert!(
+        cause.starts_with("vehicle_fault: a fault of the vehicle") && cause.contains("jumps ahead"),
+        "{cause}"
+    );
     let poses = rows.iter().filter(|r| r["type"] == "pose").count();
     assert!(poses < 20, "{poses} pose rows");
     assert!(rows.len() < 200, "{} rows", rows.len());
@@ -362,7 +370,7 @@ fn non_finite_or_absurd_numbers_end_the_run_naming_the_field() {
             p.step(seq, 102.0, x);
         });
         let cause = link_lost_cause(&rows);
-        assert!(cause.contains(what), "{tag}: {cause}");
+        assert!(cause.starts_with("vehicle_fault: ") && cause.contains(what), "{tag}: {cause}");
         assert!(
             rows.iter().filter(|r| r["type"] == "pose").all(|r| r["x"].is_number()),
             "{tag}: a pose row without x"
@@ -376,5 +384,5 @@ fn a_time_that_goes_back_ends_the_run_and_the_folder_validates() {
         p.step(seq, 101.0, 0.0);
     });
     let cause = link_lost_cause(&rows);
-    assert!(cause.contains("goes back"), "{cause}");
+    assert!(cause.starts_with("vehicle_fault: ") && cause.contains("goes back"), "{cause}");
 }

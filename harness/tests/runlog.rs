@@ -280,7 +280,12 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             ping_rtt_ms: Some(0.3),
             observation_age_s: 0.05,
         }),
-        Row::LinkLost(LinkLostRow { t: 1.6, wall: wall(1.6), cause: "socket closed".into() }),
+        Row::LinkLost(LinkLostRow {
+            t: 1.6,
+            wall: wall(1.6),
+            kind: Some(acres_harness::world::LossKind::SocketClosed),
+            cause: "the socket closed".into(),
+        }),
         Row::End(EndRow {
             t: 1.8,
             wall: wall(1.8),

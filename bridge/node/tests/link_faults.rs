@@ -41,6 +41,7 @@ fn bridge_killed_mid_run_ends_link_lost_within_2_5_s() {
     let took_s = row["wall"].as_f64().unwrap() - killed;
     eprintln!("bridge killed → link_lost after {took_s:.3} s ({})", row["cause"]);
     assert!(took_s <= 2.5, "link_lost after {took_s} s");
+    assert_eq!(row["kind"], "socket_closed", "{row}");
     let end = stack.rows(SC).last().cloned().unwrap();
     assert_eq!(end["end"], "link_lost");
     assert!(validates(&stack.run_dir(SC)), "the folder validates");
@@ -218,6 +219,7 @@ fn observations_stop_link_lost_after_link_silent_s() {
     let took_s = row["wall"].as_f64().unwrap() - stopped;
     eprintln!("observations stopped → link_lost after {took_s:.3} s ({})", row["cause"]);
     assert!(row["cause"].as_str().unwrap().contains("no step"), "{row}");
+    assert_eq!(row["kind"], "silent", "{row}");
     assert!((1.4..=2.2).contains(&took_s), "link_lost after {took_s} s (silent 1.5 s)");
     assert!(validates(&stack.run_dir(SC)), "the folder validates");
 }

@@ -315,8 +315,11 @@ fn models(config: Option<&str>) -> Result<(), Failure> {
         for (name, file, c) in list {
             match c {
                 Ok(c) => {
-                    let addr =
-                        if c.provider == "scripted" { "(in the process)".to_string() } else { c.base_url() };
+                    let addr = if c.provider == crate::planners::models::config::Provider::Scripted {
+                        "(in the process)".to_string()
+                    } else {
+                        c.base_url()
+                    };
                     println!("{name:<24} {:<10} {:<24} {addr}", c.provider, c.model);
                 }
                 Err(e) => println!("{name:<24} (invalid: {e}) [{}]", file.display()),

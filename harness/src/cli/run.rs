@@ -273,7 +273,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         secret_vars: mc.api_key_env.iter().cloned().collect(),
         record: a.record,
         link,
-        planner: Some(PlannerInfo::of(a.mode, &model.name, &mc.provider, a.think_s)),
+        planner: Some(PlannerInfo::of(a.mode, &model.name, mc.provider.as_str(), a.think_s)),
     };
     let gate = GateFile::make(&a, mc)?;
     let client_opts = crate::planners::models::ClientOptions {

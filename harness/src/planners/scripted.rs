@@ -505,7 +505,7 @@ impl ScriptedSession {
                     });
                 }
                 let why = last["error"].as_str().or(last["cause"].as_str()).unwrap_or_default().to_string();
-                if why.contains("plan") {
+                if last["rule"] == "plan" {
                     // The plan checker rule: plan again.
                     self.plan.clear();
                     self.phase = Phase::Idle;

@@ -168,76 +168,94 @@ pub fn read(path: &Path) -> Result<EpisodeWorld, String> {
         ..EpisodeWorld::default()
     };
     let mut topics: HashMap<u16, Topic> = HashMap::new();
-    // The LiDAR's mount ahead of base_link, m (the default until /tf_static says).
-    let mut mount = [acres_core::lidar::LidarConfig::default().mount_forward_m, 0.0];
-    // Its height above ground, m: the scan of a cloud keeps points from 0.3 m above ground.
-    let mut scan_cfg = ScanConfig::for_mount(acres_core::lidar::LidarConfig::default().mount_height_m);
-    // The latest /odom: its time and bytes (decoded only for a scan kept).
-    let mut odom: (u64, Vec<u8>) = (u64::MAX, Vec::new());
-    let step_ns = (RETURNS_EVERY_S * 1e9) as u64;
-    let mut next_return_ns = 0u64;
-    let mut have_scan = false;
-    loop {
-        let m = match stream.next() {
-            Some(Ok(m)) => m,
-            // The end, or a .part file's chunk being written: what came before stands.
-            None | Some(Err(_)) => break,
-        };
+    let mut returns = Returns::new();
+    // The end, or a .part file's chunk being written (an error): what came before stands.
+    while let Some(Ok(m)) = stream.next() {
         let id = m.header.channel_id;
-        let topic = match topics.get(&id) {
-            Some(t) => *t,
-            None => {
-                let t = stream.get_channel(id).map_or(Topic::Other, |c| Topic::of(&c.topic));
-                topics.insert(id, t);
-                t
-            }
-        };
+        let topic = *topics
+            .entry(id)
+            .or_insert_with(|| stream.get_channel(id).map_or(Topic::Other, |c| Topic::of(&c.topic)));
         let t_ns = m.header.log_time;
         match topic {
             Topic::Odom => {
-                odom.0 = t_ns;
-                odom.1.clear();
-                odom.1.extend_from_slice(&m.data);
+                returns.odom.0 = t_ns;
+                returns.odom.1.clear();
+                returns.odom.1.extend_from_slice(&m.data);
             }
-            Topic::TfStatic => {
-                if let Ok(tf) = TFMessage::decode(&m.data) {
-                    if let Some(l) = tf.transforms.iter().find(|t| t.child_frame_id == "lidar") {
-                        mount = [l.transform.translation.x, l.transform.translation.y];
-                        scan_cfg = ScanConfig::for_mount(l.transform.translation.z);
-                    }
-                }
-            }
+            Topic::TfStatic => returns.mount_from(&m.data),
             Topic::Objects => {
                 if let Ok(a) = MarkerArray::decode(&m.data) {
                     out.objects.push(ObjectsAt { t_s: secs(t_ns), objects: boxes(&a) });
                 }
             }
-            Topic::Scan | Topic::Points if t_ns >= next_return_ns => {
-                if topic == Topic::Points && have_scan {
-                    continue;
-                }
-                let ranges = match topic {
-                    Topic::Scan => {
-                        have_scan = true;
-                        LaserScan::decode(&m.data).ok().map(|s| scan_ranges(&s))
-                    }
-                    _ => PointCloud2::decode(&m.data).ok().map(|c| cloud_ranges(&c, &scan_cfg)),
-                };
-                let pose = (odom.0 == t_ns).then(|| Odometry::decode(&odom.1).ok()).flatten().map(|o| Pose {
-                    x: o.pose.pose.position.x,
-                    y: o.pose.pose.position.y,
-                    yaw: o.pose.pose.orientation.yaw_rad(),
-                });
-                if let (Some(ranges), Some(pose)) = (ranges, pose) {
-                    out.returns.push(ReturnsAt { t_s: secs(t_ns), points: place(&ranges, pose, mount) });
-                    out.returns_from = if have_scan { "/scan" } else { "/lidar/points" }.into();
-                    next_return_ns = (t_ns / step_ns + 1) * step_ns;
-                }
-            }
+            Topic::Scan | Topic::Points => returns.add(topic, t_ns, &m.data, &mut out),
             _ => {}
         }
     }
     Ok(out)
+}
+
+/// What turns the recording's scans (or clouds) into returns placed on the map.
+struct Returns {
+    /// The LiDAR's mount ahead of base_link, m (the default until /tf_static says).
+    mount: [f64; 2],
+    /// Its height above ground: the scan of a cloud keeps points from 0.3 m above ground.
+    scan_cfg: ScanConfig,
+    /// The latest /odom: its time and bytes (decoded only for a scan kept).
+    odom: (u64, Vec<u8>),
+    next_return_ns: u64,
+    /// Whether the recording has /scan (then its clouds are not read).
+    have_scan: bool,
+}
+
+impl Returns {
+    fn new() -> Returns {
+        let lidar = acres_core::lidar::LidarConfig::default();
+        Returns {
+            mount: [lidar.mount_forward_m, 0.0],
+            scan_cfg: ScanConfig::for_mount(lidar.mount_height_m),
+            odom: (u64::MAX, Vec::new()),
+            next_return_ns: 0,
+            have_scan: false,
+        }
+    }
+
+    /// The LiDAR's mount from a /tf_static message.
+    fn mount_from(&mut self, data: &[u8]) {
+        if let Ok(tf) = TFMessage::decode(data) {
+            if let Some(l) = tf.transforms.iter().find(|t| t.child_frame_id == "lidar") {
+                self.mount = [l.transform.translation.x, l.transform.translation.y];
+                self.scan_cfg = ScanConfig::for_mount(l.transform.translation.z);
+            }
+        }
+    }
+
+    /// A /scan or /lidar/points message: its returns, at most one set every `RETURNS_EVERY_S`,
+    /// placed by the /odom of the same instant.
+    fn add(&mut self, topic: Topic, t_ns: u64, data: &[u8], out: &mut EpisodeWorld) {
+        if t_ns < self.next_return_ns || (topic == Topic::Points && self.have_scan) {
+            return;
+        }
+        let ranges = match topic {
+            Topic::Scan => {
+                self.have_scan = true;
+                LaserScan::decode(data).ok().map(|s| scan_ranges(&s))
+            }
+            _ => PointCloud2::decode(data).ok().map(|c| cloud_ranges(&c, &self.scan_cfg)),
+        };
+        let pose =
+            (self.odom.0 == t_ns).then(|| Odometry::decode(&self.odom.1).ok()).flatten().map(|o| Pose {
+                x: o.pose.pose.position.x,
+                y: o.pose.pose.position.y,
+                yaw: o.pose.pose.orientation.yaw_rad(),
+            });
+        if let (Some(ranges), Some(pose)) = (ranges, pose) {
+            out.returns.push(ReturnsAt { t_s: secs(t_ns), points: place(&ranges, pose, self.mount) });
+            out.returns_from = if self.have_scan { "/scan" } else { "/lidar/points" }.into();
+            let step_ns = (RETURNS_EVERY_S * 1e9) as u64;
+            self.next_return_ns = (t_ns / step_ns + 1) * step_ns;
+        }
+    }
 }
 
 /// The boxes of an objects marker array.

@@ -203,23 +203,7 @@ pub fn run_scenario(
     // Input first, then the world: a run that cannot start writes nothing, so an earlier <name>
     // is untouched and no partial folder is left.
     let recovery = effective_recovery(sc, opts)?;
-    let world: Box<dyn WorldPort> = match &opts.link {
-        None => Box::new(CoreWorld::new(sc, opts.seed)),
-        Some(l) => match crate::world::link::LinkWorld::connect(sc, l) {
-            Ok(w) => Box::new(w),
-            Err(e) => {
-                // No bridge to reach is the machine's (exit 3); a bridge that was reached but
-                // refused or misbehaved (its version, its proof, a downgrade) fails the run (1).
-                let connect = matches!(e, crate::world::link::AttachError::Connect { .. });
-                let e = anyhow::Error::new(e);
-                return Err(if connect {
-                    e.context(Environment("attaching to the bridge".into()))
-                } else {
-                    e.context("attaching to the bridge")
-                });
-            }
-        },
-    };
+    let world = open_world(sc, opts)?;
     // The run writes into <name>.partial; a finished <name> stays until this run has ended.
     let writer = RunWriter::create_partial(&opts.out, &name, secrets)
         .map_err(|e| Environment(format!("creating the run folder {name}{PARTIAL_SUFFIX}: {e}")))?;
@@ -269,6 +253,25 @@ pub fn run_scenario(
         Environment(format!("{}: cannot give the ended run its name {name}: {e}", folder.display()))
     })?;
     Ok(RunOutcome { folder, end, success, digest, t_s })
+}
+
+/// The run's world: the in-process one, or the vehicle through the bridge.
+fn open_world(sc: &Scenario, opts: &RunOptions) -> anyhow::Result<Box<dyn WorldPort>> {
+    let Some(l) = &opts.link else { return Ok(Box::new(CoreWorld::new(sc, opts.seed))) };
+    match crate::world::link::LinkWorld::connect(sc, l) {
+        Ok(w) => Ok(Box::new(w)),
+        Err(e) => {
+            // No bridge to reach is the machine's (exit 3); a bridge that was reached but refused
+            // or misbehaved (its version, its proof, a downgrade) fails the run (1).
+            let connect = matches!(e, crate::world::link::AttachError::Connect { .. });
+            let e = anyhow::Error::new(e);
+            Err(if connect {
+                e.context(Environment("attaching to the bridge".into()))
+            } else {
+                e.context("attaching to the bridge")
+            })
+        }
+    }
 }
 
 /// A run could not be made for a reason of the machine, not of its input: a folder that cannot

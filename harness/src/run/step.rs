@@ -135,6 +135,7 @@ impl Loop<'_> {
         self.st.log(Row::LinkLost(crate::runfolder::rows::LinkLostRow {
             t,
             wall: wall_now(),
+            kind: Some(cause.kind()),
             cause: cause.to_string(),
         }));
         self.end = Some(EndCode::LinkLost);

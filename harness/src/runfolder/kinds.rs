@@ -264,7 +264,9 @@ mod tests {
             + all(ReasoningLogged::WORDS)
             + all(Record::WORDS)
             + all(PlannerKind::WORDS)
-            + all(AgentFace::WORDS);
+            + all(AgentFace::WORDS)
+            + all(crate::planners::models::config::Provider::WORDS)
+            + all(crate::world::LossKind::WORDS);
         assert!(n > 40, "{n} words");
         assert_eq!(EndCode::WORDS.len(), EndCode::ALL.len());
     }

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use acres_harness::runfolder::rows::{LinkLostRow, Row};
-//! let row = Row::LinkLost(LinkLostRow { t: 12.5, wall: 1.7e9, cause: "socket closed".into() });
+//! let row = Row::LinkLost(LinkLostRow { t: 12.5, wall: 1.7e9, kind: None, cause: "socket closed".into() });
 //! let line = row.encode();
 //! assert_eq!(line, r#"{"type":"link_lost","t":12.5,"wall":1700000000.0,"cause":"socket closed"}"#);
 //! assert_eq!(Row::decode(&line).unwrap(), row);
@@ -465,7 +465,12 @@ pub struct LinkLostRow {
     pub t: f64,
     /// Wall time, UNIX seconds.
     pub wall: f64,
-    /// Why: socket closed, no pong, silent.
+    /// Why, as a word (`socket_closed`, `write_failed`, `no_pong`, `silent`, `no_reply`,
+    /// `vehicle_fault`). Absent in folders written before it was added (harness 0.1 before
+    /// issue 32): they are still read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<crate::world::LossKind>,
+    /// Why, as a sentence (the ping's number, the silence allowed, the vehicle's fault).
     pub cause: String,
 }
 

@@ -176,67 +176,17 @@ impl Tally {
 
 /// Compares A and B on their paired runs (see the module docs).
 pub fn compare(entries: &[Entry], a: &Group, b: &Group) -> Comparison {
-    let (ma, mb) = (members(entries, a), members(entries, b));
-    let mut keys: Vec<&(String, u64)> = ma.keys().chain(mb.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    let (mut ta, mut tb) = (Tally::default(), Tally::default());
-    let mut unpaired = Vec::new();
-    let mut flips: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let mut diffs: Vec<f64> = Vec::new();
-    let (mut both, mut neither) = (0, 0);
-    let none: Vec<&Entry> = Vec::new();
-    let left =
-        |side: &str, e: &Entry, reason: String| Unpaired { side: side.into(), id: e.id.to_string(), reason };
-    for k in keys {
-        let (la, lb) = (ma.get(k).unwrap_or(&none), mb.get(k).unwrap_or(&none));
-        for (i, ea) in la.iter().enumerate() {
-            let Some(eb) = lb.get(i) else {
-                unpaired.push(left("a", ea, format!("B has no run of {} with seed {}", k.0, k.1)));
-                continue;
-            };
-            let infra = [("a", *ea), ("b", *eb)]
-                .into_iter()
-                .find(|(_, e)| is_infrastructure(e.score.end))
-                .map(|(s, e)| {
-                    format!(
-                        "the pair's run of {} ({}) ended by infrastructure ({})",
-                        s.to_uppercase(),
-                        e.id,
-                        e.score.end
-                    )
-                });
-            if let Some(reason) = infra {
-                unpaired.push(left("a", ea, reason.clone()));
-                unpaired.push(left("b", eb, reason));
-                continue;
-            }
-            ta.add(ea);
-            tb.add(eb);
-            let (sa, sb) = (ea.score.success, eb.score.success);
-            let f = flips.entry(k.0.clone()).or_default();
-            match (sa, sb) {
-                (true, true) => both += 1,
-                (false, false) => neither += 1,
-                (true, false) => f.0 += 1,
-                (false, true) => f.1 += 1,
-            }
-            diffs.push(f64::from(u8::from(sa)) - f64::from(u8::from(sb)));
-        }
-        for eb in lb.iter().skip(la.len()) {
-            unpaired.push(left("b", eb, format!("A has no run of {} with seed {}", k.0, k.1)));
-        }
-    }
-    let pairs = diffs.len() as u64;
-    let (a_only, b_only) = flips.values().fold((0, 0), |(x, y), (b, c)| (x + b, y + c));
+    let p = pair_up(entries, a, b);
+    let pairs = p.diffs.len() as u64;
+    let (a_only, b_only) = p.flips.values().fold((0, 0), |(x, y), (b, c)| (x + b, y + c));
     let wins = |pick: fn(&(u64, u64)) -> u64| -> Vec<Flip> {
-        flips
+        p.flips
             .iter()
             .filter(|(_, f)| pick(f) > 0)
             .map(|(s, f)| Flip { scenario: s.clone(), pairs: pick(f) })
             .collect()
     };
-    let (sa, sb) = (ta.side(a, pairs), tb.side(b, pairs));
+    let (sa, sb) = (p.ta.side(a, pairs), p.tb.side(b, pairs));
     let difference = (pairs > 0).then(|| (a_only as f64 - b_only as f64) / pairs as f64);
     let noise_floor = match (sa.noise_floor, sb.noise_floor) {
         (Some(x), Some(y)) => Some(x.max(y)),
@@ -245,13 +195,13 @@ pub fn compare(entries: &[Entry], a: &Group, b: &Group) -> Comparison {
     let sub = |x: Option<f64>, y: Option<f64>| x.zip(y).map(|(x, y)| x - y);
     Comparison {
         pairs,
-        both,
-        neither,
+        both: p.both,
+        neither: p.neither,
         a_only,
         b_only,
         mcnemar_p: mcnemar_exact(a_only, b_only),
         difference,
-        bootstrap95: bootstrap_mean(&diffs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
+        bootstrap95: bootstrap_mean(&p.diffs, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED),
         bootstrap_resamples: BOOTSTRAP_RESAMPLES,
         bootstrap_seed: BOOTSTRAP_SEED,
         noise_floor,
@@ -260,10 +210,73 @@ pub fn compare(entries: &[Entry], a: &Group, b: &Group) -> Comparison {
         b_wins: wins(|f| f.1),
         usd_per_success_difference: sub(sa.usd_per_success, sb.usd_per_success),
         mission_s_per_success_difference: sub(sa.mission_s_per_success, sb.mission_s_per_success),
-        unpaired,
+        unpaired: p.unpaired,
         a: sa,
         b: sb,
     }
+}
+
+/// The runs of A and B paired by scenario and seed, and what the pairs add up to.
+#[derive(Default)]
+struct Pairing {
+    ta: Tally,
+    tb: Tally,
+    unpaired: Vec<Unpaired>,
+    /// Per scenario: (pairs A alone succeeded, pairs B alone succeeded).
+    flips: BTreeMap<String, (u64, u64)>,
+    /// Per pair: A's success minus B's (1, 0 or -1).
+    diffs: Vec<f64>,
+    both: u64,
+    neither: u64,
+}
+
+/// Pairs the runs of `a` and `b` (the i-th run of a scenario and seed with the i-th); a run
+/// without a partner, or a pair with a run ended by infrastructure, is left unpaired with why.
+fn pair_up(entries: &[Entry], a: &Group, b: &Group) -> Pairing {
+    let (ma, mb) = (members(entries, a), members(entries, b));
+    let mut keys: Vec<&(String, u64)> = ma.keys().chain(mb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut p = Pairing::default();
+    let none: Vec<&Entry> = Vec::new();
+    let left =
+        |side: &str, e: &Entry, reason: String| Unpaired { side: side.into(), id: e.id.to_string(), reason };
+    for k in keys {
+        let (la, lb) = (ma.get(k).unwrap_or(&none), mb.get(k).unwrap_or(&none));
+        for (i, ea) in la.iter().enumerate() {
+            let Some(eb) = lb.get(i) else {
+                p.unpaired.push(left("a", ea, format!("B has no run of {} with seed {}", k.0, k.1)));
+                continue;
+            };
+            if let Some(reason) = infrastructure_end(ea, eb) {
+                p.unpaired.push(left("a", ea, reason.clone()));
+                p.unpaired.push(left("b", eb, reason));
+                continue;
+            }
+            p.ta.add(ea);
+            p.tb.add(eb);
+            let (sa, sb) = (ea.score.success, eb.score.success);
+            let f = p.flips.entry(k.0.clone()).or_default();
+            match (sa, sb) {
+                (true, true) => p.both += 1,
+                (false, false) => p.neither += 1,
+                (true, false) => f.0 += 1,
+                (false, true) => f.1 += 1,
+            }
+            p.diffs.push(f64::from(u8::from(sa)) - f64::from(u8::from(sb)));
+        }
+        for eb in lb.iter().skip(la.len()) {
+            p.unpaired.push(left("b", eb, format!("A has no run of {} with seed {}", k.0, k.1)));
+        }
+    }
+    p
+}
+
+/// Why a pair is left out when one of its runs ended by infrastructure (not the planner's doing).
+fn infrastructure_end(ea: &Entry, eb: &Entry) -> Option<String> {
+    [("a", ea), ("b", eb)].into_iter().find(|(_, e)| is_infrastructure(e.score.end)).map(|(s, e)| {
+        format!("the pair's run of {} ({}) ended by infrastructure ({})", s.to_uppercase(), e.id, e.score.end)
+    })
 }
 
 /// The columns of the comparison's table, CSV and Markdown.

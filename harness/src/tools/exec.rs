@@ -33,6 +33,16 @@ fn err(msg: impl Into<String>) -> ToolOutcome {
     ToolOutcome { result: json!({"error": msg.into()}), is_error: true, image: None }
 }
 
+/// A dispatch refused by the plan checker rule: the error, and `"rule": "plan"` (a planner tells
+/// this refusal by the word, never by the sentence).
+fn plan_rule(msg: String) -> ToolOutcome {
+    ToolOutcome {
+        result: json!({"error": format!("refused by the plan checker rule: {msg}"), "rule": "plan"}),
+        is_error: true,
+        image: None,
+    }
+}
+
 /// Runs one tool call: checks the arguments against the schema and types them, then acts.
 pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -> ToolOutcome {
     let call = match Call::parse(tools, name, args) {
@@ -455,9 +465,14 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
         let target = req.field.clone().or_else(|| req.place.clone()).unwrap_or_default();
         if st.sc.map_data.fields.contains_key(&target) {
             match st.mission.plan.as_ref().and_then(|p| p.next_visit().map(String::from)) {
-                None => return err(format!("refused by the plan checker rule: {} {target} needs an accepted plan whose next visit is {target}; call plan first", skill.as_str())),
+                None => {
+                    return plan_rule(format!(
+                        "{} {target} needs an accepted plan whose next visit is {target}; call plan first",
+                        skill.as_str()
+                    ))
+                }
                 Some(next) if next != target => {
-                    return err(format!("refused by the plan checker rule: the next visit of the accepted plan is {next}, not {target}"));
+                    return plan_rule(format!("the next visit of the accepted plan is {next}, not {target}"));
                 }
                 Some(_) => {}
             }
@@ -469,8 +484,8 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
             if st.sc.map_data.fields.contains_key(&target) {
                 let next = st.mission.plan.as_ref().and_then(|p| p.next_visit().map(String::from));
                 if next.as_deref() != Some(target.as_str()) {
-                    return err(format!(
-                        "refused by the plan checker rule: resume continues to {target}, but the next visit of the accepted plan is {}",
+                    return plan_rule(format!(
+                        "resume continues to {target}, but the next visit of the accepted plan is {}",
                         next.unwrap_or_else(|| "none".into())
                     ));
                 }

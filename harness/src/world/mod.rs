@@ -190,6 +190,47 @@ pub enum LossCause {
     },
 }
 
+/// The word of a [`LossCause`]: the `kind` of the `link_lost` row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LossKind {
+    /// The bridge closed the socket (or reading it failed).
+    SocketClosed,
+    /// Writing to the socket failed.
+    WriteFailed,
+    /// A ping got no pong in time.
+    NoPong,
+    /// No step came for `--link-silent-s`.
+    Silent,
+    /// A skill request got no reply in time.
+    NoReply,
+    /// The vehicle's step was not believable.
+    VehicleFault,
+}
+
+words!(LossKind {
+    SocketClosed => "socket_closed",
+    WriteFailed => "write_failed",
+    NoPong => "no_pong",
+    Silent => "silent",
+    NoReply => "no_reply",
+    VehicleFault => "vehicle_fault",
+});
+
+impl LossCause {
+    /// Its word.
+    pub fn kind(&self) -> LossKind {
+        match self {
+            LossCause::SocketClosed => LossKind::SocketClosed,
+            LossCause::WriteFailed => LossKind::WriteFailed,
+            LossCause::NoPong { .. } => LossKind::NoPong,
+            LossCause::Silent { .. } => LossKind::Silent,
+            LossCause::NoReply { .. } => LossKind::NoReply,
+            LossCause::VehicleFault { .. } => LossKind::VehicleFault,
+        }
+    }
+}
+
 impl std::fmt::Display for LossCause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

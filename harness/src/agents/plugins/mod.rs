@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::planners::models::config::{list as list_model_files, ModelConfig};
+use crate::planners::models::config::{list as list_model_files, ModelConfig, Provider};
 
 /// The longest TCP connect of the probe of a local model server, s.
 pub const PROBE_TIMEOUT_S: f64 = 0.3;
@@ -60,15 +60,15 @@ pub fn list(model_dir: &Path) -> Vec<PlannerEntry> {
     ];
     for (name, file, cfg) in list_model_files(model_dir) {
         // The model file of the built-in scripted planner is that planner, not a second one.
-        if name == "scripted" && cfg.as_ref().is_ok_and(|c| c.provider == "scripted") {
+        if name == "scripted" && cfg.as_ref().is_ok_and(|c| c.provider == Provider::Scripted) {
             out[0].file = Some(file.display().to_string());
             continue;
         }
         let (kind, face, available, reason) = match cfg {
             Ok(c) => {
                 let (ok, why) = probe(&c);
-                let kind = if c.provider == "scripted" { "scripted" } else { "model" };
-                (kind.to_string(), c.provider.clone(), ok, why)
+                let kind = if c.provider == Provider::Scripted { "scripted" } else { "model" };
+                (kind.to_string(), c.provider.as_str().to_string(), ok, why)
             }
             Err(e) => ("model".into(), "?".into(), false, format!("invalid model file: {e}")),
         };
@@ -93,7 +93,7 @@ pub fn list(model_dir: &Path) -> Vec<PlannerEntry> {
 
 /// The probe of one model file: (available, why). Never prints a key's value.
 pub fn probe(c: &ModelConfig) -> (bool, String) {
-    if c.provider == "scripted" {
+    if c.provider == Provider::Scripted {
         return (true, "built in (provider scripted, no network)".into());
     }
     let mut why = Vec::new();

@@ -81,12 +81,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 pub fn key(cfg: &ModelConfig, body: &[u8]) -> Result<(String, KeyParts), String> {
     let body: Value =
         serde_json::from_slice(body).map_err(|e| format!("the request body is not JSON: {e}"))?;
-    let stack = json!({"provider": cfg.provider, "base_url": cfg.base_url(), "model": cfg.model});
+    let stack = json!({"provider": cfg.provider.as_str(), "base_url": cfg.base_url(), "model": cfg.model});
     let whole = canonical(&json!({"format": FORMAT, "stack": stack, "run_seed": cfg.seed, "body": body}));
     let body_text = canonical(&body);
     let parts = KeyParts {
         format: FORMAT,
-        provider: cfg.provider.clone(),
+        provider: cfg.provider.as_str().to_string(),
         base_url: cfg.base_url(),
         model: cfg.model.clone(),
         run_seed: cfg.seed,

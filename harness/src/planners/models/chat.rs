@@ -319,6 +319,38 @@ impl<W: Wire> ChatSession<W> {
         }
     }
 
+    /// Adds the wake-up's blocks to the conversation and fits it to the window: a request that
+    /// cannot fit is a `context` error, never sent.
+    fn push_turn(&mut self, blocks: &[Block]) -> Result<(), ModelError> {
+        let parts = self.parts(blocks);
+        self.wire.push(parts, &self.cfg.capabilities);
+        if let Some(keep) = self.cfg.keep_pictures {
+            self.keep_pictures(keep as usize, &format!("keep_pictures = {keep}"));
+        }
+        if let Some(window) = self.cfg.context_tokens {
+            if let Err(msg) = self.fit(window) {
+                return Err(self.fail(ModelErrorKind::Context, msg, 0.0));
+            }
+        }
+        Ok(())
+    }
+
+    /// The server answered: its reply read (and stored in the cache when `sent` is the body to
+    /// store it under), or a malformed reply's error.
+    fn answered(&mut self, a: &http::Answer, sent: Option<&[u8]>) -> Result<Reply, ModelError> {
+        let value =
+            serde_json::from_slice::<Value>(&a.body).map_err(|e| format!("the reply is not JSON: {e}"));
+        match value.as_ref().map_err(Clone::clone).and_then(|v| self.wire.parse(v)) {
+            Ok(p) => {
+                if let (Some(b), Ok(v)) = (sent, &value) {
+                    self.store(b, v, a.latency_s);
+                }
+                Ok(self.reply(p, a.latency_s))
+            }
+            Err(e) => Err(self.fail(ModelErrorKind::NoReply, format!("malformed reply: {e}"), 0.0)),
+        }
+    }
+
     fn fail(&mut self, kind: ModelErrorKind, message: String, latency_s: f64) -> ModelError {
         ModelError { kind, message, latency_s, repairs: std::mem::take(&mut self.repairs) }
     }
@@ -447,16 +479,7 @@ pub fn wait_before_next(r: &Retry, k: u32, retry_after_s: Option<f64>) -> f64 {
 
 impl<W: Wire> Session for ChatSession<W> {
     fn send(&mut self, blocks: &[Block], ctx: &mut CallCtx) -> Result<Reply, ModelError> {
-        let parts = self.parts(blocks);
-        self.wire.push(parts, &self.cfg.capabilities);
-        if let Some(keep) = self.cfg.keep_pictures {
-            self.keep_pictures(keep as usize, &format!("keep_pictures = {keep}"));
-        }
-        if let Some(window) = self.cfg.context_tokens {
-            if let Err(msg) = self.fit(window) {
-                return Err(self.fail(ModelErrorKind::Context, msg, 0.0));
-            }
-        }
+        self.push_turn(blocks)?;
         let cfg = self.cfg.clone();
         let url = self.wire.url(&cfg.base_url());
         let headers = self.wire.headers(self.key.as_deref());
@@ -480,22 +503,7 @@ impl<W: Wire> Session for ChatSession<W> {
             let limit_bound = ctx.limit_s <= cfg.timeout_s;
             let timeout_s = ctx.limit_s.min(cfg.timeout_s);
             let failure = match http::send(reqwest::Method::POST, &url, &headers, Some(body), timeout_s) {
-                Ok(a) => {
-                    let value = serde_json::from_slice::<Value>(&a.body)
-                        .map_err(|e| format!("the reply is not JSON: {e}"));
-                    let parsed = value.as_ref().map_err(Clone::clone).and_then(|v| self.wire.parse(v));
-                    return match parsed {
-                        Ok(p) => {
-                            if let (Some(b), Ok(v)) = (&sent, &value) {
-                                self.store(b, v, a.latency_s);
-                            }
-                            Ok(self.reply(p, a.latency_s))
-                        }
-                        Err(e) => {
-                            Err(self.fail(ModelErrorKind::NoReply, format!("malformed reply: {e}"), 0.0))
-                        }
-                    };
-                }
+                Ok(a) => return self.answered(&a, sent.as_deref()),
                 Err(TryFailure::Timeout) if limit_bound => {
                     let msg = format!("cut at the call's time limit of {:.1} s", ctx.limit_s);
                     return Err(self.fail(ModelErrorKind::TimeLimit, msg, ctx.limit_s));

@@ -110,6 +110,41 @@ impl<'de> Deserialize<'de> for ToolsMode {
     }
 }
 
+/// Which wire a model file's client speaks (`provider`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// OpenAI's Chat Completions, and every compatible server (vLLM, llama.cpp, Ollama, ...).
+    #[serde(rename = "openai")]
+    OpenAi,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// The scripted planner's stand-in, in the process (no server).
+    Scripted,
+}
+
+words!(Provider { OpenAi => "openai", Anthropic => "anthropic", Scripted => "scripted" });
+
+impl Provider {
+    /// Whether its requests take a seed (OpenAI-compatible servers do; Anthropic's do not).
+    pub fn takes_seed(self) -> bool {
+        self == Provider::OpenAi
+    }
+}
+
+impl<'de> Deserialize<'de> for Provider {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = String::deserialize(d)?;
+        Provider::WORDS.iter().find(|(_, n)| *n == w).map(|(p, _)| *p).ok_or_else(|| {
+            let names: Vec<&str> = Provider::WORDS.iter().map(|(_, n)| *n).collect();
+            serde::de::Error::custom(format!(
+                "unknown provider \"{w}\"; expected one of {}",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
 /// The bounds of new tries (`[retry]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -175,7 +210,7 @@ pub struct PriceSource {
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     /// `openai` (OpenAI and every compatible server), `anthropic`, or `scripted`.
-    pub provider: String,
+    pub provider: Provider,
     /// The model identifier sent to the server.
     pub model: String,
     /// What the configuration is for (shown by `models`).
@@ -296,13 +331,6 @@ impl ModelConfig {
     }
 
     fn check(&self) -> Result<(), (&'static str, String)> {
-        let providers = super::provider_names();
-        if !providers.contains(&self.provider.as_str()) {
-            return Err((
-                "provider",
-                format!("unknown provider \"{}\"; expected one of {}", self.provider, providers.join(", ")),
-            ));
-        }
         if self.model.trim().is_empty() {
             return Err(("model", "must not be empty".into()));
         }
@@ -310,14 +338,14 @@ impl ModelConfig {
             if !(u.starts_with("http://") || u.starts_with("https://")) {
                 return Err(("base_url", format!("\"{u}\" is not an http:// or https:// address")));
             }
-            if self.provider == "anthropic" && u.trim_end_matches('/').ends_with("/v1") {
+            if self.provider == Provider::Anthropic && u.trim_end_matches('/').ends_with("/v1") {
                 return Err((
                     "base_url",
                     format!("\"{u}\": an Anthropic base_url has no /v1 (the client adds /v1/messages)"),
                 ));
             }
         }
-        if self.capabilities.tools == ToolsMode::Constrained && self.provider != "openai" {
+        if self.capabilities.tools == ToolsMode::Constrained && self.provider != Provider::OpenAi {
             return Err((
                 "capabilities.tools",
                 format!(
@@ -388,7 +416,7 @@ impl ModelConfig {
             }
         }
         if let Some(e) = &self.effort {
-            if self.effort_field.is_none() && self.provider == "openai" {
+            if self.effort_field.is_none() && self.provider == Provider::OpenAi {
                 return Err((
                     "effort",
                     format!("effort \"{e}\" needs effort_field (the request field that carries it)"),
@@ -400,9 +428,9 @@ impl ModelConfig {
 
     /// The base URL, or the provider's hosted API.
     pub fn base_url(&self) -> String {
-        let default = match self.provider.as_str() {
-            "anthropic" => "https://api.anthropic.com",
-            _ => "https://api.openai.com/v1",
+        let default = match self.provider {
+            Provider::Anthropic => "https://api.anthropic.com",
+            Provider::OpenAi | Provider::Scripted => "https://api.openai.com/v1",
         };
         self.base_url.as_deref().unwrap_or(default).trim_end_matches('/').to_string()
     }
@@ -500,7 +528,7 @@ mod tests {
         }
         for (n, _, c) in files {
             let c = c.unwrap_or_else(|e| panic!("{n}: {e}"));
-            if c.provider != "scripted" {
+            if c.provider != Provider::Scripted {
                 assert!(!c.price_source.source.is_empty(), "{n}: [price_source] is empty");
             }
         }

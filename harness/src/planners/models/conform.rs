@@ -19,7 +19,7 @@
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::config::{ModelConfig, Resolved};
+use super::config::{ModelConfig, Provider, Resolved};
 use super::http;
 
 /// A verdict.
@@ -99,7 +99,7 @@ fn prompt_tokens(v: &Value) -> Option<u64> {
 /// Runs the probe against an OpenAI-compatible server.
 pub fn probe(r: &Resolved) -> Vec<Conformance> {
     let cfg = &r.config;
-    if cfg.provider != "openai" {
+    if cfg.provider != Provider::OpenAi {
         return vec![c(
             "provider",
             Verdict::Warn,

@@ -41,7 +41,7 @@ use crate::planners::scripted::ScriptedClient;
 use crate::planners::{Client, ModelError, ModelErrorKind, Session};
 
 use self::chat::{text_protocol, ChatSession, Wire};
-use self::config::{ModelConfig, Resolved, ToolsMode};
+use self::config::{ModelConfig, Provider, Resolved, ToolsMode};
 use self::constrained::{constrained_protocol, turn_schema};
 use self::gate::Gate;
 
@@ -59,20 +59,20 @@ pub struct ClientOptions {
 /// Makes the client of a model file.
 pub type Factory = fn(&Resolved, &ClientOptions) -> Result<Box<dyn Client>, String>;
 
-/// The registry: provider name → factory.
-pub const PROVIDERS: &[(&str, Factory)] = &[
-    ("openai", |r, o| http_client(r, o, openai::OpenAiWire::new)),
-    ("anthropic", |r, o| http_client(r, o, anthropic::AnthropicWire::new)),
-    ("scripted", |r, o| Ok(Box::new(ScriptedClient { think_s: o.think_s, name: r.name.clone() }))),
-];
+/// The factory of each provider.
+fn factory(p: Provider) -> Factory {
+    match p {
+        Provider::OpenAi => |r, o| http_client(r, o, openai::OpenAiWire::new),
+        Provider::Anthropic => |r, o| http_client(r, o, anthropic::AnthropicWire::new),
+        Provider::Scripted => {
+            |r, o| Ok(Box::new(ScriptedClient { think_s: o.think_s, name: r.name.clone() }))
+        }
+    }
+}
 
 /// The client of a resolved model file.
 pub fn client(r: &Resolved, o: &ClientOptions) -> Result<Box<dyn Client>, String> {
-    let f =
-        PROVIDERS.iter().find(|(n, _)| *n == r.config.provider).map(|(_, f)| f).ok_or_else(|| {
-            format!("{}: at provider: no provider \"{}\"", r.file.display(), r.config.provider)
-        })?;
-    f(r, o)
+    factory(r.config.provider)(r, o)
 }
 
 type NewWire<W> = fn(&str, &str, &[ToolDef]) -> W;
@@ -128,7 +128,7 @@ impl<W: Wire + 'static> Client for HttpClient<W> {
 
     fn sampling(&self, seed: u64) -> serde_json::Map<String, serde_json::Value> {
         let mut m = serde_json::Map::new();
-        if takes_seed(&self.cfg.provider) {
+        if self.cfg.provider.takes_seed() {
             m.insert("seed".into(), seed.into());
         }
         if let Some(t) = self.cfg.temperature {
@@ -136,11 +136,6 @@ impl<W: Wire + 'static> Client for HttpClient<W> {
         }
         m
     }
-}
-
-/// Whether a provider's requests take a seed (OpenAI-compatible servers do; Anthropic's do not).
-pub fn takes_seed(provider: &str) -> bool {
-    provider == "openai"
 }
 
 impl<W: Wire + 'static> HttpClient<W> {
@@ -167,11 +162,6 @@ impl<W: Wire + 'static> HttpClient<W> {
         s.constrained = mode == ToolsMode::Constrained;
         Ok(Box::new(s))
     }
-}
-
-/// The names of the registered providers.
-pub fn provider_names() -> Vec<&'static str> {
-    PROVIDERS.iter().map(|(n, _)| *n).collect()
 }
 
 /// The config type is also what `run` resolves; re-exported for the command line.

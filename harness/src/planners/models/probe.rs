@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::config::Resolved;
+use super::config::{Provider, Resolved};
 use super::http;
 use crate::planners::interface::ToolDef;
 use crate::planners::{Block, CallCtx, CallEvent};
@@ -23,7 +23,7 @@ pub struct Check {
 /// The three checks of a configuration.
 pub fn probe(r: &Resolved) -> Vec<Check> {
     let cfg = &r.config;
-    if cfg.provider == "scripted" {
+    if cfg.provider == Provider::Scripted {
         return vec![Check {
             what: "provider scripted".into(),
             ok: true,
@@ -99,7 +99,7 @@ fn list_models(r: &Resolved) -> Check {
         _ => (format!("{}/models", cfg.base_url()), Vec::new()),
     };
     match cfg.api_key() {
-        Ok(Some(k)) if cfg.provider == "anthropic" => headers.push(("x-api-key".into(), k)),
+        Ok(Some(k)) if cfg.provider == Provider::Anthropic => headers.push(("x-api-key".into(), k)),
         Ok(Some(k)) => headers.push(("authorization".into(), format!("Bearer {k}"))),
         Ok(None) => {}
         Err(e) => return Check { what: "models".into(), ok: false, detail: e },
