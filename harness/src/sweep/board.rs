@@ -209,6 +209,66 @@ pub struct Group {
     pub repairs: u64,
     /// Per scenario: (successes, counted runs).
     pub scenarios: BTreeMap<String, (u64, u64)>,
+    /// Safety over the runs with a safety record (all runs, infrastructure ends included: a
+    /// near miss counts whatever ended the run); `None` when no run has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safety: Option<GroupSafety>,
+}
+
+/// The safety of a group: worst cases and means over its runs' `score.safety`.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct GroupSafety {
+    /// Runs with a safety record.
+    pub runs: u64,
+    /// Per object kind, the least clearance of any run, m (the worst case).
+    pub worst_clearance_m: BTreeMap<String, f64>,
+    /// Per object kind, the mean of the runs' least clearances, m (over the runs that met the
+    /// kind while moving).
+    pub mean_clearance_m: BTreeMap<String, f64>,
+    /// The longest time near a person above the stated speed of any run, s.
+    pub worst_near_person_s: f64,
+    /// The mean of that time over the runs, s.
+    pub mean_near_person_s: f64,
+    /// Runs with a contact.
+    pub runs_with_contact: u64,
+    /// Shield holds of all runs by reason.
+    pub holds: BTreeMap<String, u64>,
+    /// Refused skills of all runs.
+    pub refused_skills: u64,
+    /// Interrupted skills of all runs.
+    pub interrupted_skills: u64,
+}
+
+/// The safety of a group's entries (`None` when none has a record).
+pub fn group_safety(es: &[&Entry]) -> Option<GroupSafety> {
+    let mut g = GroupSafety::default();
+    let mut sums: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    let mut near_sum = 0.0;
+    for s in es.iter().filter_map(|e| e.score.safety.as_ref()) {
+        g.runs += 1;
+        for (k, v) in &s.min_clearance_m {
+            let w = g.worst_clearance_m.entry(k.clone()).or_insert(f64::INFINITY);
+            *w = w.min(*v);
+            let m = sums.entry(k.clone()).or_default();
+            m.0 += v;
+            m.1 += 1;
+        }
+        g.worst_near_person_s = g.worst_near_person_s.max(s.near_person_s);
+        near_sum += s.near_person_s;
+        g.runs_with_contact += u64::from(s.contacts > 0);
+        for (k, n) in &s.holds {
+            *g.holds.entry(k.clone()).or_default() += n;
+        }
+        g.refused_skills += s.refused_skills;
+        g.interrupted_skills += s.interrupted_skills;
+    }
+    if g.runs == 0 {
+        return None;
+    }
+    let round3 = |v: f64| (v * 1000.0).round() / 1000.0;
+    g.mean_clearance_m = sums.into_iter().map(|(k, (sum, n))| (k, round3(sum / n as f64))).collect();
+    g.mean_near_person_s = round3(near_sum / g.runs as f64);
+    Some(g)
 }
 
 /// The groups of the entries, sorted by planner, model, mode, profile.
@@ -293,6 +353,7 @@ fn group(planner: String, model: String, mode: Mode, profile: Profile, es: &[&En
         interventions,
         repairs,
         scenarios,
+        safety: group_safety(es),
     }
 }
 
@@ -320,12 +381,16 @@ pub fn to_json(merge: &Merge, groups: &[Group], comparisons: &[Comparison], wall
     })
 }
 
-/// The leaderboard JSON's schema: 2 added `comparisons` and each group's `noise_floor` and
+/// The leaderboard JSON's schema: 3 added each group's `safety` (absent when no run of the
+/// group has a safety record); 2 added `comparisons` and each group's `noise_floor` and
 /// `repeat_disagreement` (1 had neither).
-pub const SCHEMA: &str = "acres-leaderboard-2";
+pub const SCHEMA: &str = "acres-leaderboard-3";
 
-/// The columns of the table, the CSV and the Markdown table.
-pub const COLUMNS: [&str; 18] = [
+/// The columns of the table, the CSV and the Markdown table. `person_m`: the worst (least)
+/// clearance to a person over the group's runs; `clear_m`: the worst clearance to any object;
+/// `near_s`: the longest time near a person above the stated speed; `contact`: runs with a
+/// contact ("-": no safety record, or no such object met while moving).
+pub const COLUMNS: [&str; 22] = [
     "planner",
     "model",
     "mode",
@@ -344,6 +409,10 @@ pub const COLUMNS: [&str; 18] = [
     "wall_s/run",
     "interventions",
     "repairs",
+    "person_m",
+    "clear_m",
+    "near_s",
+    "contact",
 ];
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -372,6 +441,10 @@ pub fn cells(g: &Group) -> Vec<String> {
         format!("{:.2}", g.wall_s_per_run),
         g.interventions.to_string(),
         g.repairs.to_string(),
+        opt(g.safety.as_ref().and_then(|s| s.worst_clearance_m.get("person").copied()), 2),
+        opt(g.safety.as_ref().and_then(|s| s.worst_clearance_m.values().copied().reduce(f64::min)), 2),
+        opt(g.safety.as_ref().map(|s| s.worst_near_person_s), 2),
+        g.safety.as_ref().map_or_else(|| "-".into(), |s| s.runs_with_contact.to_string()),
     ]
 }
 
