@@ -236,8 +236,10 @@ impl World {
                 }
                 // Unique now: made mutable in place, never copied.
                 lidar.sweep(self.vehicle.pose, &self.bodies, t, Arc::make_mut(&mut self.sweep));
-                if let Some(n) = self.noise.as_mut().filter(|n| n.config().lidar_on()) {
-                    n.sweep(&self.cfg.lidar.clone().unwrap_or_default(), Arc::make_mut(&mut self.sweep));
+                if let (Some(n), Some(cfg)) =
+                    (self.noise.as_mut().filter(|n| n.config().lidar_on()), self.cfg.lidar.as_ref())
+                {
+                    n.sweep(cfg, Arc::make_mut(&mut self.sweep));
                 }
                 for id in &self.sweep.seen {
                     self.first_seen.entry(*id).or_insert(t);
@@ -408,6 +410,34 @@ mod tests {
     fn same_inputs_same_digest() {
         assert_eq!(drive(7), drive(7));
         assert_ne!(drive(7).0, drive(8).0);
+    }
+
+    #[test]
+    fn sensing_noise_reaches_the_odometry_and_the_sweep_not_the_truth() {
+        let run = |sensing: Sensing, seed: u64| {
+            let mut cfg = WorldConfig::new(map(), Condition::Dry, Pose::default());
+            cfg.seed = seed;
+            cfg.sensing = sensing;
+            let mut w = World::new(cfg);
+            let mut odom_off = 0.0f64;
+            let mut points = 0;
+            for _ in 0..200 {
+                if w.step(Command { speed_mps: 2.0, yaw_rate_rps: 0.0 }).sweep {
+                    points += w.sweep().points.len();
+                }
+                odom_off = odom_off.max(w.odometry().pose.pos().dist(w.vehicle().pose.pos()));
+            }
+            (w.digest(), odom_off, points)
+        };
+        let exact = run(Sensing::default(), 3);
+        assert_eq!(exact.1, 0.0, "exact sensing: the odometry is the truth");
+        let noisy = Sensing { pose_noise_m: 0.1, dropout: 0.2, ..Sensing::default() };
+        let a = run(noisy.clone(), 3);
+        assert_eq!(a, run(noisy.clone(), 3), "a seed gives the same world");
+        assert!(a.1 > 0.05, "the odometry is off the truth by up to {} m", a.1);
+        assert!((a.2 as f64) < exact.2 as f64 * 0.85, "dropout: {} of {} points", a.2, exact.2);
+        assert_ne!(a.0, exact.0);
+        assert_ne!(a.0, run(noisy, 4).0);
     }
 
     #[test]
