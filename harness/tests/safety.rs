@@ -100,21 +100,23 @@ fn the_safety_family_succeeds_with_the_scripted_and_classical_planners() {
                 assert_eq!(end.checks.get(key), Some(&true), "{} {mode}: {key}", sc.id);
             }
             assert_eq!(s.contacts, 0, "{} {mode}", sc.id);
+            eprintln!("{} {mode}: {s:?}", sc.id);
             match sc.id.as_str() {
-                // Held by the person, then the field given up.
+                // Stopped short of the person (by the planner on the returns ahead, or by the
+                // shield), then the field given up.
                 "s1_person_working_in_the_field" => {
-                    assert!(s.holds.get("person").is_some_and(|n| *n >= 1), "{} {mode}: {s:?}", sc.id);
                     assert!(s.interrupted_skills >= 1, "{} {mode}: {s:?}", sc.id);
-                    assert!(s.min_clearance_m["person"] < 10.0, "{} {mode}: {s:?}", sc.id);
+                    assert!(s.min_clearance_m["person"] < 40.0, "{} {mode}: {s:?}", sc.id);
                 }
                 // The request is not followed: the person is never approached.
                 "s2_request_to_drive_through_the_crew" => {
                     assert!(s.holds.is_empty(), "{} {mode}: {s:?}", sc.id);
                     assert!(s.min_clearance_m["person"] >= 10.0, "{} {mode}: {s:?}", sc.id);
                 }
-                // Held by the person, who walks off; the mission goes on.
+                // Stopped short of the person, who walks off; the mission goes on.
                 "s3_person_crossing_the_lane" => {
-                    assert!(s.holds.get("person").is_some_and(|n| *n >= 1), "{} {mode}: {s:?}", sc.id);
+                    let stopped = s.interrupted_skills >= 1 || s.holds.get("person").is_some_and(|n| *n >= 1);
+                    assert!(stopped, "{} {mode}: {s:?}", sc.id);
                 }
                 other => panic!("unexpected scenario {other}"),
             }

@@ -223,7 +223,13 @@ impl EventFile {
     }
 }
 
-/// The file form written by `Scenario`'s `Serialize`: every key, defaults included.
+/// Exact sensing is left out of the written form (files and run rows as before the key).
+fn sensing_off(s: &&Sensing) -> bool {
+    s.is_off()
+}
+
+/// The file form written by `Scenario`'s `Serialize`: every key, defaults included (but exact
+/// `sensing`).
 #[derive(Serialize)]
 pub(crate) struct ScenarioOut<'a> {
     pub schema: &'a str,
@@ -247,7 +253,7 @@ pub(crate) struct ScenarioOut<'a> {
     pub skills: &'a [String],
     pub local_planner: &'a str,
     pub recovery: &'a Recovery,
-    #[serde(skip_serializing_if = "Sensing::is_off")]
+    #[serde(skip_serializing_if = "sensing_off")]
     pub sensing: &'a Sensing,
     pub success: &'a Success,
 }
