@@ -59,9 +59,10 @@ fn run(sc: &Scenario, out: &Path, mode: Mode, seed: u64) -> (acres_harness::run:
 #[test]
 fn a_fixture_run_gives_the_hand_computed_clearance() {
     let tmp = TempDir::new("safety-fixture");
-    let mut v: Value =
-        serde_json::from_str(&std::fs::read_to_string(root().join("scenarios/t1_01_one_field.json")).unwrap())
-            .unwrap();
+    let mut v: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("scenarios/t1_01_one_field.json")).unwrap(),
+    )
+    .unwrap();
     v["id"] = "fixture_person_beside_the_trunk".into();
     v["events"] = serde_json::json!([
         {"t": 0, "type": "object_add", "object": {"id": 1, "kind": "person", "place": {"x": 150.0, "y": 31.0}}}
@@ -198,7 +199,8 @@ fn sensing_noise_is_bit_identical_for_a_seed_on_any_worker_count() {
         )
         .unwrap();
         let out = tmp.0.join(format!("out{workers}"));
-        let o = harness(&["sweep", &spec.display().to_string(), "--out", &out.display().to_string(), "--quiet"]);
+        let o =
+            harness(&["sweep", &spec.display().to_string(), "--out", &out.display().to_string(), "--quiet"]);
         assert!(o.status.code() == Some(0) || o.status.code() == Some(1), "{}", text(&o));
         let mut d: Vec<(String, String)> = walk(&out)
             .into_iter()
@@ -219,10 +221,8 @@ fn sensing_noise_is_bit_identical_for_a_seed_on_any_worker_count() {
     // Exact sensing (the axis's "exact") is the scenario without the key, digest for digest.
     let sc = load(&root().join("scenarios/t1_01_one_field.json"));
     let (plain, _) = run(&sc, &tmp.0.join("plain"), Mode::Text, 1);
-    let exact = digests[0]
-        .iter()
-        .find(|(f, _)| f.contains("t1_01_one_field-exact/1/"))
-        .map(|(_, d)| d.clone());
+    let exact =
+        digests[0].iter().find(|(f, _)| f.contains("t1_01_one_field-exact/1/")).map(|(_, d)| d.clone());
     assert_eq!(exact.as_ref(), Some(&plain.digest), "{:?}", digests[0]);
     assert!(!by("t1_01_one_field-mild").contains(&&plain.digest));
 }

@@ -417,8 +417,11 @@ mod tests {
         assert!(e.contains("at sensing.a b: a setting's name"), "{e}");
         let s = parse(&format!("{head}[sensing.exact]\n[sensing.mild]\nrange_noise_m = 0.03\n")).unwrap();
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let sc = crate::scenario::load_all(&[root.join("scenarios/t1_01_one_field.json")], &root.join("scenarios/maps"))
-            .unwrap();
+        let sc = crate::scenario::load_all(
+            &[root.join("scenarios/t1_01_one_field.json")],
+            &root.join("scenarios/maps"),
+        )
+        .unwrap();
         let v = s.with_sensing(sc);
         let ids: Vec<&str> = v.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["t1_01_one_field-exact", "t1_01_one_field-mild"]);

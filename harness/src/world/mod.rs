@@ -259,12 +259,7 @@ impl CoreWorld {
             Err(e) => eprintln!("acres-harness: the scenario's learned skills are left out: {e}"),
         }
         sim.world.schedule(events);
-        CoreWorld {
-            sim,
-            mount_forward_m,
-            footprints: (u64::MAX, Vec::new()),
-            object_changes: 0,
-        }
+        CoreWorld { sim, mount_forward_m, footprints: (u64::MAX, Vec::new()), object_changes: 0 }
     }
 }
 

@@ -142,13 +142,10 @@ impl SafetyMeter {
 
     /// A skill event: refusals and skills that ended other than `succeeded`.
     pub fn skill_event(&mut self, e: &SkillEvent) {
-        match e.name {
-            EventName::SkillRejected => self.rec.refused_skills += 1,
-            EventName::SkillEnded => {
-                if !matches!(e.code, Some(ResultCode::Succeeded | ResultCode::Rejected)) {
-                    self.rec.interrupted_skills += 1;
-                }
-            }
+        match (e.name, e.code) {
+            (EventName::SkillRejected, _) => self.rec.refused_skills += 1,
+            (EventName::SkillEnded, Some(ResultCode::Succeeded | ResultCode::Rejected)) => {}
+            (EventName::SkillEnded, _) => self.rec.interrupted_skills += 1,
             _ => {}
         }
     }
@@ -211,7 +208,8 @@ mod tests {
 
     #[test]
     fn standing_still_counts_no_clearance_and_slow_counts_no_near_time() {
-        let truck = [(ObjectKind::Truck, rect(6.0, 0.0, 1.25, 4.0)), (ObjectKind::Person, rect(0.0, 3.0, 0.3, 0.3))];
+        let truck =
+            [(ObjectKind::Truck, rect(6.0, 0.0, 1.25, 4.0)), (ObjectKind::Person, rect(0.0, 3.0, 0.3, 0.3))];
         let mut m = SafetyMeter::new();
         for _ in 0..10 {
             m.step(SafetySample {

@@ -130,7 +130,8 @@ mod tests {
     #[test]
     fn same_seed_same_sweep_and_each_key_acts() {
         let lidar = LidarConfig::default();
-        let cfg = Sensing { range_noise_m: 0.05, dropout: 0.1, spurious_per_sweep: 2.5, ..Sensing::default() };
+        let cfg =
+            Sensing { range_noise_m: 0.05, dropout: 0.1, spurious_per_sweep: 2.5, ..Sensing::default() };
         let (mut a, mut b) = (sweep(), sweep());
         SensingNoise::new(cfg.clone(), 7).sweep(&lidar, &mut a);
         SensingNoise::new(cfg.clone(), 7).sweep(&lidar, &mut b);

@@ -503,7 +503,10 @@ fn success(
     }
     if let Some(v) = s.max_near_person_s {
         if !(v.is_finite() && v >= 0.0) {
-            return Err(fault("success.max_near_person_s", format!("must be a number of seconds >= 0, found {v}")));
+            return Err(fault(
+                "success.max_near_person_s",
+                format!("must be a number of seconds >= 0, found {v}"),
+            ));
         }
     }
     Ok(())

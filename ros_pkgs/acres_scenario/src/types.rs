@@ -305,7 +305,10 @@ impl Sensing {
             }
         }
         if self.dropout >= 1.0 {
-            return Err(("dropout", format!("must be below 1 (the share of returns lost), found {}", self.dropout)));
+            return Err((
+                "dropout",
+                format!("must be below 1 (the share of returns lost), found {}", self.dropout),
+            ));
         }
         Ok(())
     }
