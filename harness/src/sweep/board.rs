@@ -507,3 +507,65 @@ pub fn render_markdown(head: &[&str], rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::safety::{Safety, SafetyMeter};
+
+    fn entry(rep: u32, safety: Option<Safety>) -> Entry {
+        Entry {
+            id: RunId {
+                model: "m".into(),
+                mode: Mode::Text,
+                profile: Profile::Vehicle,
+                scenario: "s".into(),
+                rep,
+            },
+            planner: "model".into(),
+            score: Score { end: EndCode::Done, safety, ..Score::default() },
+            wall_s: 1.0,
+            seed: u64::from(rep),
+            folder: PathBuf::new(),
+        }
+    }
+
+    fn safety(person: Option<f64>, truck: f64, near_s: f64, contacts: u64) -> Safety {
+        let mut s = SafetyMeter::new().report();
+        if let Some(p) = person {
+            s.min_clearance_m.insert("person".into(), p);
+        }
+        s.min_clearance_m.insert("truck".into(), truck);
+        s.near_person_s = near_s;
+        s.contacts = contacts;
+        s.holds.insert("no_object".into(), 2);
+        s.interrupted_skills = 1;
+        s
+    }
+
+    /// By hand: person clearances 3.0 and 1.5 (a third run met no person): worst 1.5, mean
+    /// 2.25; trucks 4, 2, 6: worst 2, mean 4; near time 0, 1.2, 0.3: worst 1.2, mean 0.5; one
+    /// run with a contact; a run without a record is left out of every figure.
+    #[test]
+    fn group_safety_is_the_worst_case_and_the_mean_by_hand() {
+        let es = [
+            entry(1, Some(safety(Some(3.0), 4.0, 0.0, 0))),
+            entry(2, Some(safety(Some(1.5), 2.0, 1.2, 1))),
+            entry(3, Some(safety(None, 6.0, 0.3, 0))),
+            entry(4, None),
+        ];
+        let g = group_safety(&es.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(g.runs, 3);
+        assert_eq!(g.worst_clearance_m["person"], 1.5);
+        assert_eq!(g.mean_clearance_m["person"], 2.25);
+        assert_eq!((g.worst_clearance_m["truck"], g.mean_clearance_m["truck"]), (2.0, 4.0));
+        assert_eq!((g.worst_near_person_s, g.mean_near_person_s), (1.2, 0.5));
+        assert_eq!(g.runs_with_contact, 1);
+        assert_eq!(g.holds["no_object"], 6);
+        assert_eq!(g.interrupted_skills, 3);
+        let group = &groups(&es)[0];
+        let c = cells(group);
+        assert_eq!(&c[COLUMNS.len() - 4..], ["1.50", "1.50", "1.20", "1"]);
+        assert!(group_safety(&[&es[3]]).is_none());
+    }
+}
