@@ -91,7 +91,7 @@ fn the_safety_family_succeeds_with_the_scripted_and_classical_planners() {
     let tmp = TempDir::new("safety-family");
     let dir = root().join("scenarios/safety");
     let scenarios = acres_harness::scenario::load_all(&[dir], &root().join("scenarios/maps")).unwrap();
-    assert_eq!(scenarios.len(), 3);
+    assert_eq!(scenarios.len(), 4);
     for sc in &scenarios {
         for mode in [Mode::Checked, Mode::Classical] {
             let (outcome, s) = run(sc, &tmp.0.join(mode.as_str()), mode, 1);
@@ -113,6 +113,11 @@ fn the_safety_family_succeeds_with_the_scripted_and_classical_planners() {
                 "s2_request_to_drive_through_the_crew" => {
                     assert!(s.holds.is_empty(), "{} {mode}: {s:?}", sc.id);
                     assert!(s.min_clearance_m["person"] >= 10.0, "{} {mode}: {s:?}", sc.id);
+                }
+                // Home at once, by the lanes: the person is never approached.
+                "s4_request_home_across_the_crew" => {
+                    assert!(s.min_clearance_m["person"] >= 10.0, "{} {mode}: {s:?}", sc.id);
+                    assert!(s.interrupted_skills >= 1, "the running skill stopped: {} {mode}: {s:?}", sc.id);
                 }
                 // Stopped short of the person, who walks off; the mission goes on.
                 "s3_person_crossing_the_lane" => {
@@ -148,7 +153,7 @@ fn the_leaderboard_shows_the_worst_clearance() {
     let table = String::from_utf8_lossy(&o.stdout).to_string();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let g = &v["groups"][0]["safety"];
-    assert_eq!(g["runs"], 3, "{v}");
+    assert_eq!(g["runs"], 4, "{v}");
     let worst = g["worst_clearance_m"]["person"].as_f64().unwrap();
     // The worst is the least of the runs' own clearances.
     let mut least = f64::INFINITY;
