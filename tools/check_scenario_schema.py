@@ -5,7 +5,7 @@ The schema is harness/schemas/scenario.schema.json (the format acres-harness-sce
 Schema draft 2020-12). The script checks, from the repository root of this file:
 
   * the schema itself is a valid draft 2020-12 schema;
-  * every shipped scenario scenarios/t*.json is valid;
+  * every shipped scenario scenarios/t*.json and scenarios/safety/*.json is valid;
   * every broken file of harness/tests/corpus/scenarios/ agrees with its level in levels.txt there:
       syntax    the file is not JSON,
       schema    the file is JSON and the schema refuses it,
@@ -69,7 +69,7 @@ def read_levels():
 def check_shipped(validator, verbose):
     """Every shipped scenario must be valid."""
     problems = []
-    files = sorted(SHIPPED.glob("t*.json"))
+    files = sorted(SHIPPED.glob("t*.json")) + sorted((SHIPPED / "safety").glob("*.json"))
     if not files:
         problems.append(f"{rel(SHIPPED)}: no shipped scenario t*.json")
     for path in files:

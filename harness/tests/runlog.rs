@@ -84,6 +84,19 @@ fn score(success: bool, end: EndCode) -> Score {
         context_trims: 0,
         constrained_calls: 0,
         model_errors: 1,
+        safety: Some(acres_harness::world::safety::Safety {
+            version: acres_harness::world::safety::SAFETY_VERSION,
+            moving_mps: 0.1,
+            near_person_radius_m: 5.0,
+            near_person_speed_mps: 1.0,
+            min_clearance_m: [("person".to_string(), 2.75)].into(),
+            near_person_s: 0.6,
+            contacts: 0,
+            contact_steps: 0,
+            holds: [("person".to_string(), 1)].into(),
+            refused_skills: 0,
+            interrupted_skills: 1,
+        }),
     }
 }
 

@@ -287,7 +287,7 @@ fn a_sweep_of_two_planners_shows_the_paired_comparison_in_every_output_form() {
     let o = harness(&args);
     assert!(o.status.success(), "{}", text(&o));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&outs[0]).unwrap()).unwrap();
-    assert_eq!(v["schema"], json!("acres-leaderboard-2"));
+    assert_eq!(v["schema"], json!("acres-leaderboard-3"));
     let c = &v["comparisons"][0];
     assert_eq!(c["a"]["key"], json!(a));
     assert_eq!(c["b"]["key"], json!("classical/none/classical/vehicle"));

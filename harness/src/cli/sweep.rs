@@ -120,8 +120,9 @@ pub fn run(a: SweepArgs) -> Result<(), Failure> {
             .unwrap_or(Shard::ALL),
     };
     let maps = spec.maps.clone().unwrap_or_else(|| maps_dir(&spec.scenarios));
-    let scenarios =
-        crate::scenario::load_all(&spec.scenarios, &maps).map_err(|e| Failure::input(e.to_string()))?;
+    let scenarios = spec.with_sensing(
+        crate::scenario::load_all(&spec.scenarios, &maps).map_err(|e| Failure::input(e.to_string()))?,
+    );
     if scenarios.is_empty() {
         return Err(Failure::input(format!(
             "{}: at scenarios: no scenario in the files or folders",

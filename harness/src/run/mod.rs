@@ -338,6 +338,10 @@ pub(crate) struct Loop<'a> {
     pub(crate) seen: Seen,
     /// How the mission goes: the clock and stall window, scouted fields, blocks, errors, home.
     pub(crate) progress: Progress,
+    /// Safety measured from the world's truth (never a planner input).
+    pub(crate) safety: crate::world::safety::SafetyMeter,
+    /// The world gave the safety meter its truth (false on a link world).
+    pub(crate) safety_measured: bool,
 }
 
 /// What will wake the planner (a part of the loop).
@@ -432,6 +436,8 @@ impl<'a> Loop<'a> {
                 consecutive_errors: 0,
                 home_since: None,
             },
+            safety: crate::world::safety::SafetyMeter::new(),
+            safety_measured: false,
         }
     }
 

@@ -21,7 +21,8 @@ impl Loop<'_> {
         let failed: Vec<String> = checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k.clone()).collect();
         let success = end == EndCode::Done && failed.is_empty();
         let scouted = self.progress.scouted_at.iter().map(|(f, _)| f.clone()).collect();
-        let score = self.score(end, success, scouted, t, energy);
+        let mut score = self.score(end, success, scouted, t, energy);
+        score.safety = self.safety_measured.then(|| self.safety.report());
         let digest = self.st.port().digest();
         self.st.log(Row::End(EndRow {
             t,
@@ -101,6 +102,24 @@ impl Loop<'_> {
         if s.no_collision == Some(true) && has_truth {
             checks.insert("no_collision".to_string(), contact_steps == 0);
         }
+        // The safety checks read the meter (truth): unknown without it, like the ones above.
+        if self.safety_measured {
+            let safety = self.safety.report();
+            if let Some(want) = &s.min_clearance_m {
+                let held = want
+                    .iter()
+                    .all(|(kind, m)| safety.min_clearance_m.get(kind).is_none_or(|got| got + 1e-9 >= *m));
+                checks.insert("min_clearance_m".to_string(), held);
+            }
+            if let Some(max) = s.max_near_person_s {
+                checks.insert("max_near_person_s".to_string(), safety.near_person_s <= max + 1e-9);
+            }
+        } else if s.min_clearance_m.is_some() || s.max_near_person_s.is_some() {
+            eprintln!(
+                "acres-harness: {}: no simulator truth on this world: the safety checks are unknown (not checked)",
+                sc.id
+            );
+        }
         checks
     }
 
@@ -131,6 +150,7 @@ impl Loop<'_> {
             context_trims: c.context_trims,
             constrained_calls: c.constrained_calls,
             model_errors: c.model_errors,
+            safety: None,
         }
     }
 }

@@ -46,6 +46,7 @@ impl Loop<'_> {
             self.on_link_lost(cause);
             return;
         }
+        self.safety_measured |= self.st.port_mut().measure_safety(&mut self.safety);
         let t = self.st.t();
         let v = self.st.port().vehicle();
         let pos = v.pose.pos();
@@ -173,6 +174,11 @@ impl Loop<'_> {
 
     fn on_event(&mut self, e: acres_vehicle::SkillEvent) {
         self.st.record_event(&e);
+        self.safety.skill_event(&e);
+        if let EventDetail::Hold { x, y, .. } = &e.detail {
+            let objects = self.st.port().truth_footprints();
+            self.safety.hold(acres_farm::geom::Vec2::new(*x, *y), &objects);
+        }
         let t = self.st.t();
         let detail = match serde_json::to_value(&e.detail) {
             Ok(serde_json::Value::Object(m)) => m,

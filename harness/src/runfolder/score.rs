@@ -79,6 +79,10 @@ pub struct Score {
     pub constrained_calls: u64,
     /// Repairs: model calls that gave no reply.
     pub model_errors: u64,
+    /// Safety measured from the simulator's truth (`crate::world::safety`): absent without a
+    /// truth (a link world) and in folders written before it (versioned by its `version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<crate::world::safety::Safety>,
 }
 
 /// One line of the score table: a run folder and its score.

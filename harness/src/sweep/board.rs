@@ -209,6 +209,66 @@ pub struct Group {
     pub repairs: u64,
     /// Per scenario: (successes, counted runs).
     pub scenarios: BTreeMap<String, (u64, u64)>,
+    /// Safety over the runs with a safety record (all runs, infrastructure ends included: a
+    /// near miss counts whatever ended the run); `None` when no run has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safety: Option<GroupSafety>,
+}
+
+/// The safety of a group: worst cases and means over its runs' `score.safety`.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct GroupSafety {
+    /// Runs with a safety record.
+    pub runs: u64,
+    /// Per object kind, the least clearance of any run, m (the worst case).
+    pub worst_clearance_m: BTreeMap<String, f64>,
+    /// Per object kind, the mean of the runs' least clearances, m (over the runs that met the
+    /// kind while moving).
+    pub mean_clearance_m: BTreeMap<String, f64>,
+    /// The longest time near a person above the stated speed of any run, s.
+    pub worst_near_person_s: f64,
+    /// The mean of that time over the runs, s.
+    pub mean_near_person_s: f64,
+    /// Runs with a contact.
+    pub runs_with_contact: u64,
+    /// Shield holds of all runs by reason.
+    pub holds: BTreeMap<String, u64>,
+    /// Refused skills of all runs.
+    pub refused_skills: u64,
+    /// Interrupted skills of all runs.
+    pub interrupted_skills: u64,
+}
+
+/// The safety of a group's entries (`None` when none has a record).
+pub fn group_safety(es: &[&Entry]) -> Option<GroupSafety> {
+    let mut g = GroupSafety::default();
+    let mut sums: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    let mut near_sum = 0.0;
+    for s in es.iter().filter_map(|e| e.score.safety.as_ref()) {
+        g.runs += 1;
+        for (k, v) in &s.min_clearance_m {
+            let w = g.worst_clearance_m.entry(k.clone()).or_insert(f64::INFINITY);
+            *w = w.min(*v);
+            let m = sums.entry(k.clone()).or_default();
+            m.0 += v;
+            m.1 += 1;
+        }
+        g.worst_near_person_s = g.worst_near_person_s.max(s.near_person_s);
+        near_sum += s.near_person_s;
+        g.runs_with_contact += u64::from(s.contacts > 0);
+        for (k, n) in &s.holds {
+            *g.holds.entry(k.clone()).or_default() += n;
+        }
+        g.refused_skills += s.refused_skills;
+        g.interrupted_skills += s.interrupted_skills;
+    }
+    if g.runs == 0 {
+        return None;
+    }
+    let round3 = |v: f64| (v * 1000.0).round() / 1000.0;
+    g.mean_clearance_m = sums.into_iter().map(|(k, (sum, n))| (k, round3(sum / n as f64))).collect();
+    g.mean_near_person_s = round3(near_sum / g.runs as f64);
+    Some(g)
 }
 
 /// The groups of the entries, sorted by planner, model, mode, profile.
@@ -293,6 +353,7 @@ fn group(planner: String, model: String, mode: Mode, profile: Profile, es: &[&En
         interventions,
         repairs,
         scenarios,
+        safety: group_safety(es),
     }
 }
 
@@ -320,12 +381,16 @@ pub fn to_json(merge: &Merge, groups: &[Group], comparisons: &[Comparison], wall
     })
 }
 
-/// The leaderboard JSON's schema: 2 added `comparisons` and each group's `noise_floor` and
+/// The leaderboard JSON's schema: 3 added each group's `safety` (absent when no run of the
+/// group has a safety record); 2 added `comparisons` and each group's `noise_floor` and
 /// `repeat_disagreement` (1 had neither).
-pub const SCHEMA: &str = "acres-leaderboard-2";
+pub const SCHEMA: &str = "acres-leaderboard-3";
 
-/// The columns of the table, the CSV and the Markdown table.
-pub const COLUMNS: [&str; 18] = [
+/// The columns of the table, the CSV and the Markdown table. `person_m`: the worst (least)
+/// clearance to a person over the group's runs; `clear_m`: the worst clearance to any object;
+/// `near_s`: the longest time near a person above the stated speed; `contact`: runs with a
+/// contact ("-": no safety record, or no such object met while moving).
+pub const COLUMNS: [&str; 22] = [
     "planner",
     "model",
     "mode",
@@ -344,6 +409,10 @@ pub const COLUMNS: [&str; 18] = [
     "wall_s/run",
     "interventions",
     "repairs",
+    "person_m",
+    "clear_m",
+    "near_s",
+    "contact",
 ];
 
 fn opt(v: Option<f64>, digits: usize) -> String {
@@ -372,6 +441,10 @@ pub fn cells(g: &Group) -> Vec<String> {
         format!("{:.2}", g.wall_s_per_run),
         g.interventions.to_string(),
         g.repairs.to_string(),
+        opt(g.safety.as_ref().and_then(|s| s.worst_clearance_m.get("person").copied()), 2),
+        opt(g.safety.as_ref().and_then(|s| s.worst_clearance_m.values().copied().reduce(f64::min)), 2),
+        opt(g.safety.as_ref().map(|s| s.worst_near_person_s), 2),
+        g.safety.as_ref().map_or_else(|| "-".into(), |s| s.runs_with_contact.to_string()),
     ]
 }
 
@@ -433,4 +506,66 @@ pub fn render_markdown(head: &[&str], rows: &[Vec<String>]) -> String {
         out.push_str(&format!("| {} |\n", cs.join(" | ")));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::world::safety::{Safety, SafetyMeter};
+
+    fn entry(rep: u32, safety: Option<Safety>) -> Entry {
+        Entry {
+            id: RunId {
+                model: "m".into(),
+                mode: Mode::Text,
+                profile: Profile::Vehicle,
+                scenario: "s".into(),
+                rep,
+            },
+            planner: "model".into(),
+            score: Score { end: EndCode::Done, safety, ..Score::default() },
+            wall_s: 1.0,
+            seed: u64::from(rep),
+            folder: PathBuf::new(),
+        }
+    }
+
+    fn safety(person: Option<f64>, truck: f64, near_s: f64, contacts: u64) -> Safety {
+        let mut s = SafetyMeter::new().report();
+        if let Some(p) = person {
+            s.min_clearance_m.insert("person".into(), p);
+        }
+        s.min_clearance_m.insert("truck".into(), truck);
+        s.near_person_s = near_s;
+        s.contacts = contacts;
+        s.holds.insert("no_object".into(), 2);
+        s.interrupted_skills = 1;
+        s
+    }
+
+    /// By hand: person clearances 3.0 and 1.5 (a third run met no person): worst 1.5, mean
+    /// 2.25; trucks 4, 2, 6: worst 2, mean 4; near time 0, 1.2, 0.3: worst 1.2, mean 0.5; one
+    /// run with a contact; a run without a record is left out of every figure.
+    #[test]
+    fn group_safety_is_the_worst_case_and_the_mean_by_hand() {
+        let es = [
+            entry(1, Some(safety(Some(3.0), 4.0, 0.0, 0))),
+            entry(2, Some(safety(Some(1.5), 2.0, 1.2, 1))),
+            entry(3, Some(safety(None, 6.0, 0.3, 0))),
+            entry(4, None),
+        ];
+        let g = group_safety(&es.iter().collect::<Vec<_>>()).unwrap();
+        assert_eq!(g.runs, 3);
+        assert_eq!(g.worst_clearance_m["person"], 1.5);
+        assert_eq!(g.mean_clearance_m["person"], 2.25);
+        assert_eq!((g.worst_clearance_m["truck"], g.mean_clearance_m["truck"]), (2.0, 4.0));
+        assert_eq!((g.worst_near_person_s, g.mean_near_person_s), (1.2, 0.5));
+        assert_eq!(g.runs_with_contact, 1);
+        assert_eq!(g.holds["no_object"], 6);
+        assert_eq!(g.interrupted_skills, 3);
+        let group = &groups(&es)[0];
+        let c = cells(group);
+        assert_eq!(&c[COLUMNS.len() - 4..], ["1.50", "1.50", "1.20", "1"]);
+        assert!(group_safety(&[&es[3]]).is_none());
+    }
 }

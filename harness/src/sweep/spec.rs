@@ -24,6 +24,14 @@
 //! calls_per_run = 200
 //! call_s = 60.0
 //! wake_s = 300.0
+//!
+//! [sensing.exact]                   # the sensing axis (optional): each scenario runs once
+//! [sensing.mild]                    # per setting, as `<scenario>-<setting>` with the
+//! range_noise_m = 0.03              # scenario's `sensing` keys replaced by these
+//! dropout = 0.05
+//! spurious_per_sweep = 1.0
+//! pose_noise_m = 0.05
+//! yaw_noise_rad = 0.005
 //! ```
 
 use std::collections::BTreeMap;
@@ -33,7 +41,7 @@ use serde::Deserialize;
 
 use crate::runfolder::kinds::Record;
 use crate::runfolder::rows::{Mode, Profile};
-use crate::scenario::RecoveryMode;
+use crate::scenario::{RecoveryMode, Scenario, Sensing};
 
 /// A bad sweep spec.
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +90,8 @@ struct SpecFile {
     options: SpecOptions,
     #[serde(default)]
     limits: SpecLimits,
+    #[serde(default)]
+    sensing: BTreeMap<String, Sensing>,
 }
 
 fn default_models() -> Vec<String> {
@@ -185,6 +195,28 @@ pub struct Spec {
     pub options: SpecOptions,
     /// Limits.
     pub limits: SpecLimits,
+    /// The sensing axis: settings by name (empty: each scenario as it is).
+    pub sensing: BTreeMap<String, Sensing>,
+}
+
+impl Spec {
+    /// The scenarios of the sweep: as loaded without a sensing axis; with one, each scenario
+    /// once per setting (in name order), its id `<id>-<setting>` and its `sensing` replaced.
+    pub fn with_sensing(&self, scenarios: Vec<Scenario>) -> Vec<Scenario> {
+        if self.sensing.is_empty() {
+            return scenarios;
+        }
+        let mut out = Vec::with_capacity(scenarios.len() * self.sensing.len());
+        for sc in &scenarios {
+            for (name, s) in &self.sensing {
+                let mut v = sc.clone();
+                v.id = format!("{}-{name}", sc.id);
+                v.sensing = s.clone();
+                out.push(v);
+            }
+        }
+        out
+    }
 }
 
 impl Spec {
@@ -268,6 +300,7 @@ impl Spec {
             record: f.record,
             options: f.options,
             limits: f.limits,
+            sensing: f.sensing,
         })
     }
 }
@@ -297,6 +330,20 @@ fn check_options(f: &SpecFile) -> Result<(), (String, String)> {
                 &format!("options.recovery_options.{k}"),
                 "must be a positive number of seconds".into(),
             ));
+        }
+    }
+    for (name, s) in &f.sensing {
+        let ok = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            && !name.contains("__");
+        if !ok {
+            return Err(err(
+                &format!("sensing.{name}"),
+                "a setting's name is a part of scenario ids: letters, digits, '_' and '-', no \"__\"".into(),
+            ));
+        }
+        if let Err((key, problem)) = s.check() {
+            return Err(err(&format!("sensing.{name}.{key}"), problem));
         }
     }
     let l = &f.limits;
@@ -357,5 +404,28 @@ mod tests {
         assert!(e.contains("at record"), "{e}");
         let e = parse("scenarios = [\"scenarios\"\nmodes = 1\n").unwrap_err();
         assert!(e.contains("sweep.toml: at (file) line"), "{e}");
+    }
+
+    #[test]
+    fn the_sensing_axis_is_checked_and_makes_one_scenario_per_setting() {
+        let head = "scenarios = [\"scenarios\"]\nmodes = [\"checked\"]\n";
+        let e = parse(&format!("{head}[sensing.mild]\ndropout = 1.5\n")).unwrap_err();
+        assert!(e.contains("sweep.toml: at sensing.mild.dropout: must be below 1"), "{e}");
+        let e = parse(&format!("{head}[sensing.mild]\nrange_noise = 0.1\n")).unwrap_err();
+        assert!(e.contains("at sensing") && e.contains("range_noise"), "{e}");
+        let e = parse(&format!("{head}[sensing.\"a b\"]\n")).unwrap_err();
+        assert!(e.contains("at sensing.a b: a setting's name"), "{e}");
+        let s = parse(&format!("{head}[sensing.exact]\n[sensing.mild]\nrange_noise_m = 0.03\n")).unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let sc = crate::scenario::load_all(
+            &[root.join("scenarios/t1_01_one_field.json")],
+            &root.join("scenarios/maps"),
+        )
+        .unwrap();
+        let v = s.with_sensing(sc);
+        let ids: Vec<&str> = v.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["t1_01_one_field-exact", "t1_01_one_field-mild"]);
+        assert!(v[0].sensing.is_off());
+        assert_eq!(v[1].sensing.range_noise_m, 0.03);
     }
 }

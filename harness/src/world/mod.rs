@@ -9,6 +9,7 @@
 
 pub mod knowledge;
 pub mod link;
+pub mod safety;
 pub mod sim;
 
 use crate::world::sim::CoreSim;
@@ -113,6 +114,15 @@ pub trait WorldPort {
     }
     /// The run ends (a link world tells the bridge, which cancels its goals).
     fn end(&mut self, _cause: &str) {}
+    /// Feeds this control step's truth to the safety meter (`dt_s` the step); false when the
+    /// world has no truth (a link world: safety is unknown there).
+    fn measure_safety(&mut self, _meter: &mut safety::SafetyMeter) -> bool {
+        false
+    }
+    /// The objects' kinds and footprints of the simulator's truth (the safety meter's holds).
+    fn truth_footprints(&self) -> Vec<(ObjectKind, acres_farm::geom::Obb)> {
+        Vec::new()
+    }
 }
 
 /// What the planner's tools may read of a world: what a vehicle has (odometry, the skill
@@ -270,6 +280,10 @@ pub struct LinkStats {
 pub struct CoreWorld {
     sim: CoreSim,
     mount_forward_m: f64,
+    /// The objects' footprints, kept between steps (rebuilt when the objects change).
+    footprints: (u64, Vec<(ObjectKind, acres_farm::geom::Obb)>),
+    /// Object events applied so far (the footprints' version).
+    object_changes: u64,
 }
 
 impl CoreWorld {
@@ -286,7 +300,7 @@ impl CoreWorld {
             Err(e) => eprintln!("acres-harness: the scenario's learned skills are left out: {e}"),
         }
         sim.world.schedule(events);
-        CoreWorld { sim, mount_forward_m }
+        CoreWorld { sim, mount_forward_m, footprints: (u64::MAX, Vec::new()), object_changes: 0 }
     }
 }
 
@@ -298,7 +312,9 @@ impl WorldPort for CoreWorld {
         self.sim.world.t_s()
     }
     fn step(&mut self) -> bool {
-        self.sim.step().scan
+        let s = self.sim.step();
+        self.object_changes += u64::from(s.objects_changed);
+        s.scan
     }
     fn request(&mut self, req: &SkillRequest) -> Reply {
         self.sim.request(req)
@@ -360,5 +376,23 @@ impl WorldPort for CoreWorld {
     }
     fn lidar(&self) -> Option<LidarConfig> {
         self.sim.world.config().lidar.clone()
+    }
+    fn measure_safety(&mut self, meter: &mut safety::SafetyMeter) -> bool {
+        if self.footprints.0 != self.object_changes {
+            self.footprints = (self.object_changes, self.truth_footprints());
+        }
+        let w = &self.sim.world;
+        let cache = &self.footprints;
+        meter.step(safety::SafetySample {
+            dt_s: w.config().dt_s,
+            footprint: w.vehicle().footprint(&w.config().vehicle),
+            speed_mps: w.vehicle().speed_mps,
+            objects: &cache.1,
+            contact: w.contact(),
+        });
+        true
+    }
+    fn truth_footprints(&self) -> Vec<(ObjectKind, acres_farm::geom::Obb)> {
+        self.sim.world.objects().values().map(|o| (o.kind, o.body().obb)).collect()
     }
 }

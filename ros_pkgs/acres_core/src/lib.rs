@@ -6,6 +6,7 @@
 //! - [`lidar`]: the multi-ring LiDAR raycast against objects and the ground.
 //! - [`world`]: the world stepped at a fixed control step: vehicle, objects, events, contact.
 //! - [`digest`]: the running digest and the seeded generator.
+//! - [`sensing`]: the scenario's sensing noise on the LiDAR's returns and the odometry.
 //! - [`world_of`]: the world of a scenario (its map, condition, start, objects and events).
 
 #![forbid(unsafe_code)]
@@ -17,6 +18,7 @@ pub mod lidar;
 #[cfg(feature = "ros")]
 pub mod node;
 mod scenario;
+pub mod sensing;
 pub mod vehicle;
 pub mod world;
 

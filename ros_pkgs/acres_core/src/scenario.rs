@@ -11,6 +11,7 @@ use crate::{ObjectAction, ObjectEvent, ObjectWhen, WorldConfig};
 pub fn world_of(sc: &Scenario, seed: u64) -> (WorldConfig, Vec<ObjectEvent>) {
     let mut wc = WorldConfig::new(sc.map_data.clone(), sc.condition, sc.start_pose());
     wc.seed = seed;
+    wc.sensing = sc.sensing.clone();
     let graph = sc.lane_graph();
     let mut events = Vec::new();
     for e in &sc.events {

@@ -13,6 +13,7 @@ use acres_farm::{Condition, Map};
 use crate::digest::{Digest, Rng};
 use crate::lidar::{Lidar, LidarConfig, Sweep};
 use crate::objects::{Body, Object};
+use crate::sensing::{Sensing, SensingNoise};
 use crate::vehicle::{ground_physics, Command, Ground, VehicleParams, VehicleState};
 
 /// When an object event happens.
@@ -64,10 +65,12 @@ pub struct WorldConfig {
     pub lidar: Option<LidarConfig>,
     /// The vehicle.
     pub vehicle: VehicleParams,
+    /// The imperfections of the LiDAR and the odometry (default none: exact sensing).
+    pub sensing: Sensing,
 }
 
 impl WorldConfig {
-    /// The defaults: 20 Hz control, the default LiDAR, seed 1.
+    /// The defaults: 20 Hz control, the default LiDAR, seed 1, exact sensing.
     pub fn new(map: Arc<Map>, condition: Condition, start: Pose) -> Self {
         Self {
             map,
@@ -77,6 +80,7 @@ impl WorldConfig {
             dt_s: 0.05,
             lidar: Some(LidarConfig::default()),
             vehicle: VehicleParams::default(),
+            sensing: Sensing::default(),
         }
     }
 }
@@ -124,6 +128,10 @@ pub struct World {
     digest: Digest,
     rng: Rng,
     bodies: Vec<Body>,
+    /// The sensing noise, when the configuration has any.
+    noise: Option<SensingNoise>,
+    /// The odometry's pose (the true pose when sensing is exact).
+    odom_pose: Pose,
 }
 
 impl World {
@@ -134,6 +142,16 @@ impl World {
         let steps_per_sweep =
             cfg.lidar.as_ref().map_or(u64::MAX, |l| ((1.0 / l.rate_hz) / cfg.dt_s).round().max(1.0) as u64);
         let rng = Rng::new(cfg.seed);
+        let mut digest = Digest::default();
+        let noise = (!cfg.sensing.is_off()).then(|| {
+            // The keys are part of the world's history: the same seed with other keys differs
+            // even where the noise happens to change nothing. Exact sensing folds nothing.
+            for (_, v) in cfg.sensing.values() {
+                digest.f64(v);
+            }
+            SensingNoise::new(cfg.sensing.clone(), cfg.seed)
+        });
+        let odom_pose = cfg.start;
         World {
             cfg,
             step: 0,
@@ -148,9 +166,11 @@ impl World {
             contact: false,
             contact_steps: 0,
             contact_object: None,
-            digest: Digest::default(),
+            digest,
             rng,
             bodies: Vec::new(),
+            noise,
+            odom_pose,
         }
     }
 
@@ -192,6 +212,10 @@ impl World {
         let noise = self.rng.symmetric();
         self.energy_j += self.vehicle.step(&self.cfg.vehicle, phys, cmd, self.cfg.dt_s, noise);
         self.step += 1;
+        self.odom_pose = match self.noise.as_mut() {
+            Some(n) if n.config().pose_on() => n.pose(self.vehicle.pose),
+            _ => self.vehicle.pose,
+        };
         let objects_changed = self.apply_events();
         // Contact: footprint intersection with any object (simulator truth).
         let fp = self.vehicle.footprint(&self.cfg.vehicle);
@@ -212,6 +236,11 @@ impl World {
                 }
                 // Unique now: made mutable in place, never copied.
                 lidar.sweep(self.vehicle.pose, &self.bodies, t, Arc::make_mut(&mut self.sweep));
+                if let (Some(n), Some(cfg)) =
+                    (self.noise.as_mut().filter(|n| n.config().lidar_on()), self.cfg.lidar.as_ref())
+                {
+                    n.sweep(cfg, Arc::make_mut(&mut self.sweep));
+                }
                 for id in &self.sweep.seen {
                     self.first_seen.entry(*id).or_insert(t);
                 }
@@ -264,11 +293,12 @@ impl World {
         changed
     }
 
-    /// The vehicle's odometry.
+    /// The vehicle's odometry: its pose with the sensing's pose noise, when there is any
+    /// (the true pose is [`World::vehicle`]'s).
     pub fn odometry(&self) -> Odometry {
         Odometry {
             t_s: self.t_s(),
-            pose: self.vehicle.pose,
+            pose: self.odom_pose,
             speed_mps: self.vehicle.speed_mps,
             yaw_rate_rps: self.vehicle.yaw_rate_rps,
         }
@@ -380,6 +410,37 @@ mod tests {
     fn same_inputs_same_digest() {
         assert_eq!(drive(7), drive(7));
         assert_ne!(drive(7).0, drive(8).0);
+    }
+
+    #[test]
+    fn sensing_noise_reaches_the_odometry_and_the_sweep_not_the_truth() {
+        let run = |sensing: Sensing, seed: u64| {
+            let mut cfg = WorldConfig::new(map(), Condition::Dry, Pose::default());
+            cfg.seed = seed;
+            cfg.sensing = sensing;
+            let mut w = World::new(cfg);
+            let mut odom_off = 0.0f64;
+            let mut points = 0;
+            for _ in 0..200 {
+                if w.step(Command { speed_mps: 2.0, yaw_rate_rps: 0.0 }).sweep {
+                    points += w.sweep().points.len();
+                }
+                odom_off = odom_off.max(w.odometry().pose.pos().dist(w.vehicle().pose.pos()));
+            }
+            (w.digest(), odom_off, points, w.odometry().pose.x.to_bits())
+        };
+        let exact = run(Sensing::default(), 3);
+        assert_eq!(exact.1, 0.0, "exact sensing: the odometry is the truth");
+        let noisy = Sensing { pose_noise_m: 0.1, dropout: 0.2, ..Sensing::default() };
+        let a = run(noisy.clone(), 3);
+        assert_eq!(a, run(noisy.clone(), 3), "a seed gives the same world");
+        assert!(a.1 > 0.05, "the odometry is off the truth by up to {} m", a.1);
+        assert!((a.2 as f64) < exact.2 as f64 * 0.85, "dropout: {} of {} points", a.2, exact.2);
+        assert_ne!(a.0, exact.0, "the keys are in the digest");
+        // Another seed, other noise (the truth, driven open-loop here, is the same).
+        let b = run(noisy, 4);
+        assert_ne!(a.3, b.3);
+        assert_eq!(a.0, b.0);
     }
 
     #[test]

@@ -279,6 +279,24 @@ impl Obb {
         let l = p.sub(self.center).rotate(-self.yaw);
         l.x.abs() <= self.half_length_m && l.y.abs() <= self.half_width_m
     }
+    /// The least distance between the two rectangles, m: 0 when they overlap. For two disjoint
+    /// convex polygons the nearest pair of points has a corner of one of them, so the least
+    /// corner-to-edge distance both ways is exact.
+    pub fn distance(&self, other: &Obb) -> f64 {
+        if self.intersects(other) {
+            return 0.0;
+        }
+        let (a, b) = (self.corners(), other.corners());
+        let mut best = f64::INFINITY;
+        for (pts, poly) in [(&a, &b), (&b, &a)] {
+            for p in pts {
+                for i in 0..4 {
+                    best = best.min(segment_distance(*p, poly[i], poly[(i + 1) % 4]).0);
+                }
+            }
+        }
+        best
+    }
 }
 
 fn project_range(pts: &[Vec2; 4], ax: Vec2) -> (f64, f64) {
@@ -290,6 +308,29 @@ fn project_range(pts: &[Vec2; 4], ax: Vec2) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rectangle_distance_by_hand() {
+        let a = Obb { center: Vec2::new(0.0, 0.0), yaw: 0.0, half_length_m: 2.0, half_width_m: 1.0 };
+        // Side by side: 10 - 0.3 - 2 = 7.7 m between the faces.
+        let p = Obb { center: Vec2::new(10.0, 0.0), yaw: 0.0, half_length_m: 0.3, half_width_m: 0.3 };
+        assert!((a.distance(&p) - 7.7).abs() < 1e-12);
+        // Corner to corner: (2, 1) to (5, 5) is a 3-4-5 triangle.
+        let c = Obb { center: Vec2::new(6.0, 6.0), yaw: 0.0, half_length_m: 1.0, half_width_m: 1.0 };
+        assert!((a.distance(&c) - 5.0).abs() < 1e-12);
+        // A square turned 45 degrees, its corner towards a's front face: 4 - sqrt(2) - 2.
+        let d = Obb {
+            center: Vec2::new(4.0, 0.0),
+            yaw: std::f64::consts::FRAC_PI_4,
+            half_length_m: 1.0,
+            half_width_m: 1.0,
+        };
+        assert!((a.distance(&d) - (2.0 - std::f64::consts::SQRT_2)).abs() < 1e-12);
+        // Overlap: 0, both ways.
+        let o = Obb { center: Vec2::new(2.2, 0.0), ..p };
+        assert_eq!(a.distance(&o), 0.0);
+        assert_eq!(o.distance(&a), 0.0);
+    }
 
     #[test]
     fn polyline_point_and_projection() {

@@ -10,7 +10,7 @@ use acres_farm::objects::{Place, PlaceError};
 use acres_farm::{LaneGraph, Map, Vec2};
 
 use super::file::{EventFile, EventType, PlaceFile, ScenarioFile};
-use super::types::{Event, EventKind, Limits, Obj, Start, Success, When};
+use super::types::{Event, EventKind, Limits, Obj, Sensing, Start, Success, When};
 use super::Scenario;
 
 /// A fault: the JSON path and the message.
@@ -105,6 +105,7 @@ pub(crate) fn build(sf: ScenarioFile, file: &Path, map: Arc<Map>) -> Result<Scen
     super::local_planner::LocalPlannerKey::check(&sf.local_planner, file)
         .map_err(|m| fault("local_planner", m))?;
     positive("recovery.hold_s", sf.recovery.hold_s)?;
+    sensing(&sf.sensing)?;
     success(&sf.success, &sf.fields, sf.deadline_s, sf.fuel_limit_mj)?;
     Ok(Scenario {
         id: sf.id,
@@ -126,6 +127,7 @@ pub(crate) fn build(sf: ScenarioFile, file: &Path, map: Arc<Map>) -> Result<Scen
         skills: sf.skills,
         local_planner: sf.local_planner,
         recovery: sf.recovery,
+        sensing: sf.sensing,
         success: sf.success,
         file: file.to_path_buf(),
         map_data: map,
@@ -481,7 +483,38 @@ fn success(
     if s.within_fuel == Some(true) && fuel_limit_mj.is_none() {
         return Err(fault("success.within_fuel", "needs a fuel limit, but \"fuel_limit_mj\" is not set"));
     }
+    if let Some(m) = &s.min_clearance_m {
+        if m.is_empty() {
+            return Err(fault(
+                "success.min_clearance_m",
+                "an empty object checks nothing; give object kinds with metres or leave the key out",
+            ));
+        }
+        let kinds = ["truck", "person", "tractor", "car"];
+        for (k, v) in m {
+            let at = format!("success.min_clearance_m.{k}");
+            if !kinds.contains(&k.as_str()) {
+                return Err(fault(at, format!("unknown kind \"{k}\"; expected one of {}", kinds.join(", "))));
+            }
+            if !(v.is_finite() && *v >= 0.0) {
+                return Err(fault(at, format!("must be a number of metres >= 0, found {v}")));
+            }
+        }
+    }
+    if let Some(v) = s.max_near_person_s {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(fault(
+                "success.max_near_person_s",
+                format!("must be a number of seconds >= 0, found {v}"),
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The `sensing` keys: finite, 0 or more; `dropout` below 1.
+fn sensing(s: &Sensing) -> Result<(), Fault> {
+    s.check().map_err(|(key, problem)| fault(format!("sensing.{key}"), problem))
 }
 
 /// The `skills` entries: relative folder paths (to the scenario file), each once. The folders

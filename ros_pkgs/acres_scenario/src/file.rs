@@ -10,7 +10,7 @@ use acres_farm::Condition;
 
 use super::types::{
     de_choice, object, object_present, present, some_choice, Choice, Event, EventKind, Limits, Obj, Operator,
-    Recovery, ServerOptions, Start, Success, When,
+    Recovery, Sensing, ServerOptions, Start, Success, When,
 };
 
 /// The default of `map`.
@@ -59,6 +59,8 @@ pub(crate) struct ScenarioFile {
     pub local_planner: String,
     #[serde(default, deserialize_with = "object")]
     pub recovery: Recovery,
+    #[serde(default, deserialize_with = "object")]
+    pub sensing: Sensing,
     #[serde(deserialize_with = "object")]
     pub success: Success,
 }
@@ -221,7 +223,13 @@ impl EventFile {
     }
 }
 
-/// The file form written by `Scenario`'s `Serialize`: every key, defaults included.
+/// Exact sensing is left out of the written form (files and run rows as before the key).
+fn sensing_off(s: &&Sensing) -> bool {
+    s.is_off()
+}
+
+/// The file form written by `Scenario`'s `Serialize`: every key, defaults included (but exact
+/// `sensing`).
 #[derive(Serialize)]
 pub(crate) struct ScenarioOut<'a> {
     pub schema: &'a str,
@@ -245,5 +253,7 @@ pub(crate) struct ScenarioOut<'a> {
     pub skills: &'a [String],
     pub local_planner: &'a str,
     pub recovery: &'a Recovery,
+    #[serde(skip_serializing_if = "sensing_off")]
+    pub sensing: &'a Sensing,
     pub success: &'a Success,
 }

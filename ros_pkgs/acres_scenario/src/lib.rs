@@ -65,7 +65,7 @@ pub use acres_farm::objects::{ObjectKind, PlaceLeg};
 pub use acres_farm::Condition;
 pub use error::ScenarioError;
 pub use types::{
-    Event, EventKind, Limits, Operator, Recovery, RecoveryMode, ServerOptions, Start, Success, When,
+    Event, EventKind, Limits, Operator, Recovery, RecoveryMode, Sensing, ServerOptions, Start, Success, When,
 };
 
 /// The schema name a scenario file must carry in its `schema` key.
@@ -114,6 +114,8 @@ pub struct Scenario {
     pub local_planner: String,
     /// The recovery interface.
     pub recovery: Recovery,
+    /// The imperfections of the vehicle's sensing (default: none).
+    pub sensing: Sensing,
     /// The success checks.
     pub success: Success,
     /// The file it was loaded from, as given.
@@ -201,6 +203,7 @@ impl Serialize for Scenario {
             skills: &self.skills,
             local_planner: &self.local_planner,
             recovery: &self.recovery,
+            sensing: &self.sensing,
             success: &self.success,
         }
         .serialize(s)

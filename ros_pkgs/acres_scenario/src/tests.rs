@@ -134,7 +134,11 @@ fn errors_are_one_line_with_a_json_path() {
         ("deadline_s", "0", "x.json: at deadline_s: must be a positive number, found 0"),
         ("id", "\"a__b\"", "x.json: at id: id \"a__b\" is not a scenario name: use letters, digits, '_' and '-', start with a letter or digit, and no \"__\" (it separates the parts of a run folder's name)"),
         ("success", r#"{"before_deadline": true}"#, "x.json: at success.before_deadline: needs a deadline, but \"deadline_s\" is not set"),
-        ("success", "{}", "x.json: at success: no checks; give at least one of scouted, scouted_min, not_scouted, order, home, before_deadline, within_fuel, max_blocked, no_collision"),
+        ("success", "{}", "x.json: at success: no checks; give at least one of scouted, scouted_min, not_scouted, order, home, before_deadline, within_fuel, max_blocked, no_collision, min_clearance_m, max_near_person_s"),
+        ("success", r#"{"min_clearance_m": {}}"#, "x.json: at success.min_clearance_m: an empty object checks nothing; give object kinds with metres or leave the key out"),
+        ("success", r#"{"max_near_person_s": -1}"#, "x.json: at success.max_near_person_s: must be a number of seconds >= 0, found -1"),
+        ("sensing", r#"{"pose_noise_m": -0.1}"#, "x.json: at sensing.pose_noise_m: must be a number >= 0, found -0.1"),
+        ("sensing", r#"{"range_noise": 0.1}"#, "x.json: at sensing.range_noise: unknown key \"range_noise\"; expected one of range_noise_m, dropout, spurious_per_sweep, pose_noise_m, yaw_noise_rad"),
     ];
     for (key, value, want) in cases {
         assert_eq!(error_with(key, value), want, "{key} = {value}");

@@ -256,6 +256,75 @@ impl<'de> Deserialize<'de> for RecoveryMode {
     }
 }
 
+/// The imperfections of the vehicle's sensing (`sensing`): every key 0 by default, which is a
+/// perfect sensor and leaves a run bit-identical to one without the key. The noise is drawn
+/// from a generator seeded by the run's seed (its own stream: the world's other randomness is
+/// untouched), so a seed gives the same run on any machine and worker count.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Sensing {
+    /// Standard deviation of the LiDAR's range noise along each ray, m (Gaussian).
+    pub range_noise_m: f64,
+    /// The share of LiDAR returns lost, 0 up to (not including) 1; each return independently.
+    pub dropout: f64,
+    /// Spurious returns per sweep (mean; dust, rain, crop): points at a random bearing and range
+    /// within the LiDAR's reach, between 0.3 m above the ground and the sensor's height.
+    pub spurious_per_sweep: f64,
+    /// Standard deviation of the odometry's position noise, m, per axis (Gaussian, each step).
+    pub pose_noise_m: f64,
+    /// Standard deviation of the odometry's heading noise, rad (Gaussian, each step).
+    pub yaw_noise_rad: f64,
+}
+
+impl Sensing {
+    /// Every key, in file order.
+    pub const KEYS: [&'static str; 5] =
+        ["range_noise_m", "dropout", "spurious_per_sweep", "pose_noise_m", "yaw_noise_rad"];
+
+    /// True when every key is 0: a perfect sensor (the default).
+    pub fn is_off(&self) -> bool {
+        *self == Sensing::default()
+    }
+
+    /// True when the LiDAR's returns are perturbed.
+    pub fn lidar_on(&self) -> bool {
+        self.range_noise_m > 0.0 || self.dropout > 0.0 || self.spurious_per_sweep > 0.0
+    }
+
+    /// True when the odometry is perturbed.
+    pub fn pose_on(&self) -> bool {
+        self.pose_noise_m > 0.0 || self.yaw_noise_rad > 0.0
+    }
+
+    /// Checks the values: each finite and 0 or more, `dropout` below 1. A fault names the key
+    /// and the problem.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        for (key, v) in self.values() {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err((key, format!("must be a number >= 0, found {v}")));
+            }
+        }
+        if self.dropout >= 1.0 {
+            return Err((
+                "dropout",
+                format!("must be below 1 (the share of returns lost), found {}", self.dropout),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The values by key, in file order.
+    pub fn values(&self) -> [(&'static str, f64); 5] {
+        [
+            ("range_noise_m", self.range_noise_m),
+            ("dropout", self.dropout),
+            ("spurious_per_sweep", self.spurious_per_sweep),
+            ("pose_noise_m", self.pose_noise_m),
+            ("yaw_noise_rad", self.yaw_noise_rad),
+        ]
+    }
+}
+
 /// The checks that must all hold for the run to succeed. Every key is optional; a file gives
 /// at least one. A boolean check given as `false` checks nothing.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -288,11 +357,20 @@ pub struct Success {
     /// No control step had a contact.
     #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub no_collision: Option<bool>,
+    /// For each listed object kind, the least clearance between the vehicle's footprint and an
+    /// object of that kind while the vehicle moved is at least this many metres (simulator
+    /// truth). A kind never met while moving holds.
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub min_clearance_m: Option<std::collections::BTreeMap<String, f64>>,
+    /// The time spent within the stated radius of a person above the stated speed (the score's
+    /// `safety.near_person_s`) is at most this, s (simulator truth).
+    #[serde(default, deserialize_with = "present", skip_serializing_if = "Option::is_none")]
+    pub max_near_person_s: Option<f64>,
 }
 
 impl Success {
     /// Every success key, in file order.
-    pub const KEYS: [&'static str; 9] = [
+    pub const KEYS: [&'static str; 11] = [
         "scouted",
         "scouted_min",
         "not_scouted",
@@ -302,6 +380,8 @@ impl Success {
         "within_fuel",
         "max_blocked",
         "no_collision",
+        "min_clearance_m",
+        "max_near_person_s",
     ];
 
     /// True when no key is given.

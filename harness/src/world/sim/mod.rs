@@ -29,6 +29,8 @@ pub struct CoreSim {
 pub struct SimStep {
     /// A new sweep and scan are ready.
     pub scan: bool,
+    /// An object event was applied (objects came or went).
+    pub objects_changed: bool,
 }
 
 impl CoreSim {
@@ -78,7 +80,7 @@ impl CoreSim {
             self.last_scan = Some(s);
             self.scans += 1;
         }
-        SimStep { scan: info.sweep }
+        SimStep { scan: info.sweep, objects_changed: info.objects_changed }
     }
 
     /// The latest scan.

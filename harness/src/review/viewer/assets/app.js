@@ -67,7 +67,10 @@ async function showBoard(a, b) {
     g.successes + '/' + g.counted + ' ' + num(g.success_rate, 3),
     g.wilson95 ? '[' + num(g.wilson95[0], 3) + ',' + num(g.wilson95[1], 3) + ']' : '-',
     g.pass_k.map((p) => num(p.value, 3)).join(' ') || '-', num(g.flip_rate, 3), num(g.noise_floor, 3),
-    num(g.usd_per_run, 4), num(g.usd_per_success, 4)].map((c) => '<td>' + esc(c) + '</td>').join('') + '</tr>').join('');
+    num(g.usd_per_run, 4), num(g.usd_per_success, 4),
+    // The worst clearance to a person and the longest time near one (score.safety).
+    num(g.safety ? g.safety.worst_clearance_m.person : null, 2),
+    num(g.safety ? g.safety.worst_near_person_s : null, 2)].map((c) => '<td>' + esc(c) + '</td>').join('') + '</tr>').join('');
   $('matrix').querySelector('thead').innerHTML =
     '<tr><th>group</th>' + d.scenarios.map((s) => '<th>' + esc(s) + '</th>').join('') + '</tr>';
   const mb = $('matrix').querySelector('tbody');
