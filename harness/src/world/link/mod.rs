@@ -25,6 +25,7 @@
 pub mod check;
 pub mod convert;
 pub mod ends;
+pub mod lateness;
 pub mod session;
 #[cfg(test)]
 mod tests;
@@ -508,7 +509,7 @@ impl LinkWorld {
         }
     }
 
-    /// The counts now.
+    /// The counts now (the lateness's largest since the last counts).
     pub fn stats_now(&self) -> LinkStats {
         let c = &self.session.shared.counts;
         let rtt = c.rtt_us.load(Ordering::Relaxed);
@@ -520,6 +521,7 @@ impl LinkWorld {
             dropped_sweeps: self.dropped_sweeps,
             ping_rtt_ms: (rtt > 0).then(|| rtt as f64 / 1000.0),
             observation_age_s: self.session.shared.step_age_s(),
+            lateness: self.session.shared.lateness.lock().expect("lateness lock").take(),
         }
     }
 }
