@@ -323,7 +323,8 @@ impl LinkWorld {
     }
 
     /// The `skill_started` event of an accepted request: waits for it among the steps that come
-    /// (up to `timeout`); the steps stay queued for the loop (rows never go back in time).
+    /// (up to `timeout`); the steps stay queued for the loop (rows never go back in time). A
+    /// `resume` starts the kind it resumes (its event says `resumed`), as in the core world.
     fn started_event(&mut self, kind: SkillKind, timeout: Duration) -> Option<SkillEvent> {
         let deadline = Instant::now() + timeout;
         let mut seen = 0;
@@ -332,7 +333,12 @@ impl LinkWorld {
                 s.events
                     .iter()
                     .filter_map(convert::event_of)
-                    .find(|e| e.name == EventName::SkillStarted && e.skill == Some(kind))
+                    .find(|e| {
+                        e.name == EventName::SkillStarted
+                            && (e.skill == Some(kind)
+                                || (kind == SkillKind::Resume
+                                    && matches!(e.detail, acres_vehicle::EventDetail::Resumed { .. })))
+                    })
                     .map(|e| (i, e))
             });
             if let Some((_, e)) = hit {
@@ -420,9 +426,11 @@ impl WorldPort for LinkWorld {
         }
         match self.started_event(kind, Duration::from_secs(2)) {
             Some(e) => {
+                let kind = e.skill.unwrap_or(kind);
                 self.accepted(kind, &e);
                 let route_m = match e.detail {
                     acres_vehicle::EventDetail::Route { route_m, .. } => Some(route_m),
+                    acres_vehicle::EventDetail::Resumed { remaining_m, .. } => Some(remaining_m),
                     _ => None,
                 };
                 Reply::started(kind, e.id.unwrap_or(0), route_m, None)
@@ -503,7 +511,8 @@ impl LinkWorld {
             };
             self.now.status.progress = 0.0;
             self.now.status.target = match &e.detail {
-                acres_vehicle::EventDetail::Route { target, .. } => Some(target.clone()),
+                acres_vehicle::EventDetail::Route { target, .. }
+                | acres_vehicle::EventDetail::Resumed { target, .. } => Some(target.clone()),
                 _ => None,
             };
         }
