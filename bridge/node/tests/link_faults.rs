@@ -201,10 +201,11 @@ fn a_3_s_stall_of_a_slow_laggy_link_ends_the_run_link_lost_after_2_s_and_the_veh
     let row = link_lost_row(&stack);
     let took_s = row["wall"].as_f64().unwrap() - stalled;
     eprintln!("a 3 s stall of a 5 Mbit/s, 50 ± 20 ms link → link_lost after {took_s:.3} s ({})", row["cause"]);
-    // The ping outstanding when the stall began went up to a ping period (0.2 s) and a round
-    // trip (up to 0.14 s) before it; the pong timeout is 2 s.
+    // Lost within the pong timeout (2 s) of the stall and a margin. It can be sooner: the ping
+    // outstanding when the stall began went a ping period (0.2 s) and its round trip before it,
+    // and on this link a round trip waits behind sweep bytes (0.4-0.5 s measured).
     let timeout_s = acres_link_protocol::PONG_TIMEOUT_S;
-    assert!((timeout_s - 0.4..=timeout_s + 0.5).contains(&took_s), "link_lost after {took_s} s");
+    assert!((timeout_s - 1.0..=timeout_s + 0.5).contains(&took_s), "link_lost after {took_s} s");
     assert!(vehicle_stands(Duration::from_secs(20)), "the vehicle did not stop after the stall");
     assert!(validates(&stack.run_dir(SC)), "the folder validates");
 }
