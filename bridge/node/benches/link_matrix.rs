@@ -18,7 +18,9 @@
 //!
 //! The cells: `ACRES_MATRIX_RATES` (Mbit/s, `0` unshaped; default `0,25,10,5,2`),
 //! `ACRES_MATRIX_DELAYS` (ms±ms; default `0±0,20±10,50±20`), `ACRES_MATRIX_CELL_S` (the
-//! measured seconds of a cell; default 20). `tools/bench_link.sh` runs it and keeps the table.
+//! measured seconds of a cell; default 20), `ACRES_MATRIX_QUEUE_KB` (the shaped class's queue,
+//! KiB, tail drop; default the kernel's 1000 packets). `tools/bench_link.sh` runs it and keeps
+//! the table.
 //!
 //! NETWORK SAFETY: DDS participants (this process and the bridge) and `tc` on lo: run only
 //! inside a private network namespace with lo alone (refused elsewhere, exit 3):
@@ -31,6 +33,7 @@
 #[allow(dead_code)]
 mod proxy;
 #[path = "../tests/util/shape.rs"]
+#[allow(dead_code)]
 mod shape;
 
 use std::process::{Command, Stdio};
@@ -177,7 +180,8 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], rate_mbit: u64, imp: Impair, ce
         .stderr(Stdio::null())
         .spawn()
         .expect("the bridge starts");
-    let _shaped = (rate_mbit > 0).then(|| shape::Shaped::port(port, rate_mbit * 1000));
+    let queue = std::env::var("ACRES_MATRIX_QUEUE_KB").ok().and_then(|q| q.parse::<u64>().ok()).map(|q| q << 10);
+    let _shaped = (rate_mbit > 0).then(|| shape::Shaped::port_queue(port, rate_mbit * 1000, queue));
     let proxy = LinkProxy::impaired(PROXY_PORT + k, port, imp);
     let session = acres_harness::world::link::Session::attach(
         "127.0.0.1",

@@ -69,7 +69,8 @@ pub struct LinkProxy {
 }
 
 impl LinkProxy {
-    /// Listens on 127.0.0.1:`port`, forwarding each connection to 127.0.0.1:`target` as it comes.
+    /// Listens on 127.0.0.1:`port`, forwarding each connection to 127.0.0.1:`target` as it comes
+    /// (waiting up to 10 s for the target to listen).
     pub fn start(port: u16, target: u16) -> LinkProxy {
         LinkProxy::impaired(port, target, Impair::default())
     }
@@ -90,7 +91,17 @@ impl LinkProxy {
                     return;
                 }
                 let Ok(a) = conn else { continue };
-                let Ok(b) = TcpStream::connect(("127.0.0.1", target)) else { continue };
+                // The target may still be starting: up to 10 s to listen.
+                let t0 = Instant::now();
+                let b = loop {
+                    match TcpStream::connect(("127.0.0.1", target)) {
+                        Err(_) if t0.elapsed() < Duration::from_secs(10) => {
+                            std::thread::sleep(Duration::from_millis(50));
+                        }
+                        r => break r,
+                    }
+                };
+                let Ok(b) = b else { continue };
                 let _ = (a.set_nodelay(true), b.set_nodelay(true));
                 if let (Ok(a2), Ok(b2)) = (a.try_clone(), b.try_clone()) {
                     st.conns.lock().unwrap().extend([a2, b2]);

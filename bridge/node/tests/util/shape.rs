@@ -26,8 +26,16 @@ fn run(args: &[&str]) {
 }
 
 impl Shaped {
-    /// Limits the traffic of 127.0.0.1:`port` (both ways) to `rate_kbit` kbit/s, lo's MTU 1500.
+    /// Limits the traffic of 127.0.0.1:`port` (both ways) to `rate_kbit` kbit/s, lo's MTU 1500;
+    /// the class's queue is the kernel's default (1000 packets: a bloated buffer, since lo's
+    /// packets are up to 64 KiB segments).
     pub fn port(port: u16, rate_kbit: u64) -> Shaped {
+        Shaped::port_queue(port, rate_kbit, None)
+    }
+
+    /// As [`Shaped::port`], the class's queue limited to `queue_bytes` (a `bfifo`: tail drop, an
+    /// access point's buffer; at least 128 KiB, since lo sends 64 KiB segments) when given.
+    pub fn port_queue(port: u16, rate_kbit: u64, queue_bytes: Option<u64>) -> Shaped {
         assert!(
             acres_ros::env::in_loopback_only_netns(),
             "shaping lo needs a private network namespace with lo alone (run under unshare -n)"
@@ -41,6 +49,10 @@ impl Shaped {
         run(&["tc", "class", "add", "dev", "lo", "parent", "1:", "classid", "1:10", "htb", "rate", "10gbit"]);
         let rate = format!("{rate_kbit}kbit");
         run(&["tc", "class", "add", "dev", "lo", "parent", "1:", "classid", "1:20", "htb", "rate", &rate]);
+        if let Some(q) = queue_bytes {
+            let limit = q.max(128 << 10).to_string();
+            run(&["tc", "qdisc", "add", "dev", "lo", "parent", "1:20", "bfifo", "limit", &limit]);
+        }
         let p = port.to_string();
         for way in ["sport", "dport"] {
             run(&[
