@@ -19,7 +19,8 @@
 //! The cells: `ACRES_MATRIX_RATES` (Mbit/s, `0` unshaped; default `0,25,10,5,2`),
 //! `ACRES_MATRIX_DELAYS` (ms±ms; default `0±0,20±10,50±20`), `ACRES_MATRIX_CELL_S` (the
 //! measured seconds of a cell; default 20), `ACRES_MATRIX_QUEUE_KB` (the shaped class's queue,
-//! KiB, tail drop; default the kernel's 1000 packets). `tools/bench_link.sh` runs it and keeps
+//! KiB, tail drop; default the kernel's 1000 packets), `ACRES_MATRIX_SWEEP_HZ` (the sweeps'
+//! rate; default 10: a LiDAR throttled for a slow link). `tools/bench_link.sh` runs it and keeps
 //! the table.
 //!
 //! NETWORK SAFETY: DDS participants (this process and the bridge) and `tc` on lo: run only
@@ -52,6 +53,8 @@ use proxy::{Impair, LinkProxy};
 
 const BRIDGE_PORT: u16 = 5681;
 const PROXY_PORT: u16 = 5781;
+/// The shaped class's rate of an unshaped cell, kbit/s (10 Gbit/s).
+const UNSHAPED_KBIT: u64 = 10_000_000;
 
 fn pct(v: &mut [f64], p: f64) -> f64 {
     if v.is_empty() {
@@ -118,6 +121,10 @@ fn main() {
         eprintln!("link_matrix: ACRES_MATRIX_RATES, ACRES_MATRIX_DELAYS or ACRES_MATRIX_CELL_S unreadable");
         std::process::exit(2);
     }
+    // The shaping is set up once, before any DDS participant (lo's MTU 1500 from the start, the
+    // qdisc never replaced under DDS traffic); a cell changes the class's rate only.
+    let queue = std::env::var("ACRES_MATRIX_QUEUE_KB").ok().and_then(|q| q.parse::<u64>().ok()).map(|q| q << 10);
+    let shaped = shape::Shaped::port_queue(BRIDGE_PORT, UNSHAPED_KBIT, queue);
     let env = RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
     let args = RosArgs::parse(["bench"], "acres_link_matrix").unwrap();
     let mut node = RosNode::new(args, env).unwrap();
@@ -138,10 +145,12 @@ fn main() {
     );
     println!("| link | latency | sweeps/s | dropped | sweep age p50/p99 ms | obs. lateness p50/p99 ms (harness's max) | ping RTT p50/p99 ms | beat up p99 ms | kB/s | false losses | true loss after |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let _bridge = start_bridge();
     let mut k = 0u16;
     for &rate in &rates {
         for &(d, j) in &delays {
-            let f = cell(&mut pubs, &pts, rate, Impair::latency_ms(d, j), cell_s, k);
+            shaped.set_rate(if rate == 0 { UNSHAPED_KBIT } else { rate * 1000 });
+            let f = cell(&mut pubs, &pts, Impair::latency_ms(d, j), cell_s, k);
             k += 1;
             let link = if rate == 0 { "unshaped".to_string() } else { format!("{rate} Mbit/s") };
             println!(
@@ -168,20 +177,36 @@ fn cloud(pts: &[[f32; 4]]) -> PointCloud2 {
     acres_ros::cloud::to_cloud(Header { stamp: stamp(wall_s()), frame_id: "lidar".into() }, pts)
 }
 
-/// One cell: a fresh bridge, the shaping, the proxy, a session; `cell_s` of traffic, then a stall.
-fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], rate_mbit: u64, imp: Impair, cell_s: f64, k: u16) -> Figures {
-    let port = BRIDGE_PORT + k;
-    let mut bridge = Command::new(env!("CARGO_BIN_EXE_acres_bridge"))
-        .args(["--ros-args", "-p", "host:=127.0.0.1", "-p", &format!("port:={port}"), "-p", "tls:=false"])
+/// The bridge of every cell (one process: a bridge killed at each cell would leave its DDS
+/// readers matched to this process's writers until their leases ran out).
+fn start_bridge() -> Bridge {
+    Bridge(Command::new(env!("CARGO_BIN_EXE_acres_bridge"))
+        .args(["--ros-args", "-p", "host:=127.0.0.1", "-p", &format!("port:={BRIDGE_PORT}"), "-p", "tls:=false"])
         .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
         .env("ROS_DISTRO", "jazzy")
-        .env("RUST_LOG", "warn,rustdds=off,ros2_client=error")
+        .env("RUST_LOG", "info,rustdds=off,ros2_client=error")
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(bridge_log())
         .spawn()
-        .expect("the bridge starts");
-    let queue = std::env::var("ACRES_MATRIX_QUEUE_KB").ok().and_then(|q| q.parse::<u64>().ok()).map(|q| q << 10);
-    let _shaped = (rate_mbit > 0).then(|| shape::Shaped::port_queue(port, rate_mbit * 1000, queue));
+        .expect("the bridge starts"))
+}
+
+/// The bridge's process, killed on drop (also when a cell panics).
+struct Bridge(std::process::Child);
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One cell: the shaping, a proxy, a session; `cell_s` of traffic, then a stall.
+fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], imp: Impair, cell_s: f64, k: u16) -> Figures {
+    let port = BRIDGE_PORT;
+    // Sweeps every this many 50 ms ticks (ACRES_MATRIX_SWEEP_HZ: a LiDAR throttled for the link).
+    let sweep_hz: f64 = env_or("ACRES_MATRIX_SWEEP_HZ", "10").parse().unwrap_or(10.0);
+    let sweep_ticks = (20.0 / sweep_hz.clamp(0.1, 20.0)).round().max(1.0) as u64;
     let proxy = LinkProxy::impaired(PROXY_PORT + k, port, imp);
     let session = acres_harness::world::link::Session::attach(
         "127.0.0.1",
@@ -196,12 +221,14 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], rate_mbit: u64, imp: Impair, ce
     let beats_t0 = wall_s();
     let shared = session.shared.clone();
     let stop = Arc::new(AtomicBool::new(false));
-    let stop_r = stop.clone();
+    let stepped = Arc::new(AtomicBool::new(false));
+    let (stop_r, stepped_r) = (stop.clone(), stepped.clone());
     let reader = std::thread::spawn(move || {
         let mut seen = Seen::default();
         while !stop_r.load(Ordering::Relaxed) {
             let Ok(r) = session.rx.recv_timeout(Duration::from_millis(100)) else { continue };
             if let link::FromBridge::Step(st) = &r.msg {
+                stepped_r.store(true, Ordering::Relaxed);
                 seen.dropped.push((r.at_wall_s, st.dropped_sweeps));
                 let obs_s = st.observation.header.stamp.as_secs_f64();
                 seen.lateness_ms.push((r.at_wall_s, (r.at_wall_s - obs_s) * 1000.0));
@@ -212,9 +239,10 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], rate_mbit: u64, imp: Impair, ce
         }
         (seen, session)
     });
-    // Discovery: observations until the bridge sends steps (up to 10 s), then the measurement.
+    // Observations until the bridge sends steps (up to 10 s; discovery, the first time), then
+    // the measurement.
     let t_disc = Instant::now();
-    while shared.counts.received.load(Ordering::Relaxed) < 3 && t_disc.elapsed() < Duration::from_secs(10) {
+    while !stepped.load(Ordering::Relaxed) && t_disc.elapsed() < Duration::from_secs(10) {
         pubs.obs.publish(observation());
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -229,7 +257,7 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], rate_mbit: u64, imp: Impair, ce
         while Instant::now() < due {
             std::thread::sleep(Duration::from_millis(2));
         }
-        if n % 2 == 0 {
+        if n % sweep_ticks == 0 {
             pubs.points.publish(cloud(pts));
             published += 1;
         }
@@ -241,6 +269,9 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], rate_mbit: u64, imp: Impair, ce
             last_rtt = rtt;
         }
         while let Some(b) = pubs.beats.take() {
+            if b.stamp.as_secs_f64() < beats_t0 {
+                continue; // a beat of the cell before
+            }
             // Beat n went (n - 1) × 0.2 s after the session's keeper started (at attach).
             let sent = beats_t0 + (b.seq.saturating_sub(1)) as f64 * link::BEAT_PERIOD_S;
             beat_up.push((b.stamp.as_secs_f64() - sent) * 1000.0);
@@ -269,12 +300,17 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], rate_mbit: u64, imp: Impair, ce
             std::thread::sleep(Duration::from_millis(20));
         }
         true_loss_s = shared.lost().map(|_| stalled.elapsed().as_secs_f64());
+        // The close goes through when the stall ends: the bridge frees its slot for the next.
+        while stalled.elapsed() < Duration::from_millis(3_300) {
+            pubs.obs.publish(observation());
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     stop.store(true, Ordering::Relaxed);
     let (seen, mut session) = reader.join().unwrap();
     session.end("the benchmark's cell ended");
-    let _ = bridge.kill();
-    let _ = bridge.wait();
+    drop(proxy);
+    std::thread::sleep(Duration::from_millis(300));
     // The measured window only (not the discovery, not the stall).
     let mut age = within(&seen.sweep_age_ms, r0, r1);
     let mut late = within(&seen.lateness_ms, r0, r1);
@@ -291,6 +327,12 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], rate_mbit: u64, imp: Impair, ce
         false_losses,
         true_loss_s,
     }
+}
+
+/// The bridge's log, in the temporary folder (`acres-link-matrix-PID.log`).
+fn bridge_log() -> Stdio {
+    let path = std::env::temp_dir().join(format!("acres-link-matrix-{}.log", std::process::id()));
+    std::fs::File::create(path).map_or_else(|_| Stdio::null(), Stdio::from)
 }
 
 fn observation() -> Observation {

@@ -63,6 +63,13 @@ impl Shaped {
         Shaped { mtu_before }
     }
 
+    /// Changes the shaped class's rate (the qdisc stays: nothing queued is dropped, so DDS
+    /// traffic on lo is not disturbed between the cells of a benchmark).
+    pub fn set_rate(&self, rate_kbit: u64) {
+        let rate = format!("{rate_kbit}kbit");
+        run(&["tc", "class", "change", "dev", "lo", "parent", "1:", "classid", "1:20", "htb", "rate", &rate]);
+    }
+
     /// Bytes the shaped class has sent and dropped so far (`tc -s class`).
     pub fn class_counts() -> (u64, u64) {
         let out = Command::new("tc").args(["-s", "class", "show", "dev", "lo", "classid", "1:20"]).output();
