@@ -81,6 +81,8 @@ struct Figures {
     bytes_per_s: f64,
     false_losses: String,
     true_loss_s: Option<f64>,
+    /// No step came at all.
+    no_steps: bool,
 }
 
 /// What the harness's reader side saw, each with its receive time (wall s).
@@ -125,14 +127,7 @@ fn main() {
     // qdisc never replaced under DDS traffic); a cell changes the class's rate only.
     let queue = std::env::var("ACRES_MATRIX_QUEUE_KB").ok().and_then(|q| q.parse::<u64>().ok()).map(|q| q << 10);
     let shaped = shape::Shaped::port_queue(BRIDGE_PORT, UNSHAPED_KBIT, queue);
-    let env = RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
-    let args = RosArgs::parse(["bench"], "acres_link_matrix").unwrap();
-    let mut node = RosNode::new(args, env).unwrap();
-    let mut pubs = Publishers {
-        points: node.publisher::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap(),
-        obs: node.publisher::<Observation>("/acres/observation", qos::default_profile()).unwrap(),
-        beats: node.subscription::<Heartbeat>("/acres/skill/heartbeat", qos::default_profile()).unwrap(),
-    };
+    let mut ros = publishers();
     let pts: Vec<[f32; 4]> = (0..14_400)
         .map(|i| {
             let a = i as f32 * 0.0273;
@@ -140,19 +135,30 @@ fn main() {
         })
         .collect();
     println!(
-        "link_matrix: 14,400-point sweeps at 10 Hz, observations at 20 Hz, real time, {cell_s} s a cell (load average {})",
+        "link_matrix: 14,400-point sweeps at {} Hz, observations at 20 Hz, real time, {cell_s} s a cell (load average {})",
+        env_or("ACRES_MATRIX_SWEEP_HZ", "10"),
         std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ")
     );
     println!("| link | latency | sweeps/s | dropped | sweep age p50/p99 ms | obs. lateness p50/p99 ms (harness's max) | ping RTT p50/p99 ms | beat up p99 ms | kB/s | false losses | true loss after |");
     println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     let _bridge = start_bridge();
+    let drops_before = shape::Shaped::counts_of("1:10").1;
     let mut k = 0u16;
     for &rate in &rates {
         for &(d, j) in &delays {
             shaped.set_rate(if rate == 0 { UNSHAPED_KBIT } else { rate * 1000 });
-            let f = cell(&mut pubs, &pts, Impair::latency_ms(d, j), cell_s, k);
+            let mut f = cell(&mut ros.1, &pts, Impair::latency_ms(d, j), cell_s, k);
             k += 1;
-            let link = if rate == 0 { "unshaped".to_string() } else { format!("{rate} Mbit/s") };
+            let mut link = if rate == 0 { "unshaped".to_string() } else { format!("{rate} Mbit/s") };
+            if f.no_steps {
+                // This process's DDS writers stopped reaching the bridge (seen after minutes of
+                // sweeps; RustDDS): a new participant, and the cell once more.
+                drop(ros);
+                ros = publishers();
+                f = cell(&mut ros.1, &pts, Impair::latency_ms(d, j), cell_s, k);
+                k += 1;
+                link.push_str(" (again, a new participant)");
+            }
             println!(
                 "| {link} | {d} ± {j} ms | {:.1} | {:.0} % | {:.0} / {:.0} | {:.0} / {:.0} ({}) | {:.1} / {:.1} | {:.1} | {:.0} | {} | {} |",
                 f.sweeps_per_s,
@@ -171,6 +177,25 @@ fn main() {
             );
         }
     }
+    let (link_b, link_drops) = shape::Shaped::counts_of("1:20");
+    let (other_b, other_drops) = shape::Shaped::counts_of("1:10");
+    println!(
+        "tc: the link's class sent {link_b} B, dropped {link_drops} packets; everything else (DDS) sent {other_b} B, dropped {} packets",
+        other_drops - drops_before
+    );
+}
+
+/// This process's node and its endpoints.
+fn publishers() -> (RosNode, Publishers) {
+    let env = RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
+    let args = RosArgs::parse(["bench"], "acres_link_matrix").unwrap();
+    let mut node = RosNode::new(args, env).unwrap();
+    let pubs = Publishers {
+        points: node.publisher::<PointCloud2>("/lidar/points", qos::sensor_data()).unwrap(),
+        obs: node.publisher::<Observation>("/acres/observation", qos::default_profile()).unwrap(),
+        beats: node.subscription::<Heartbeat>("/acres/skill/heartbeat", qos::default_profile()).unwrap(),
+    };
+    (node, pubs)
 }
 
 fn cloud(pts: &[[f32; 4]]) -> PointCloud2 {
@@ -326,6 +351,7 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], imp: Impair, cell_s: f64, k: u1
         bytes_per_s: bytes as f64 / secs,
         false_losses,
         true_loss_s,
+        no_steps: !stepped.load(Ordering::Relaxed),
     }
 }
 

@@ -47,6 +47,9 @@ impl Shaped {
         run(&["ip", "link", "set", "lo", "mtu", "1500"]);
         run(&["tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "htb", "default", "10"]);
         run(&["tc", "class", "add", "dev", "lo", "parent", "1:", "classid", "1:10", "htb", "rate", "10gbit"]);
+        // Everything else on lo (DDS) had no queue at all before the htb root: a deep one, so
+        // that the sweeps' bursts of UDP are not dropped here.
+        run(&["tc", "qdisc", "add", "dev", "lo", "parent", "1:10", "pfifo", "limit", "100000"]);
         let rate = format!("{rate_kbit}kbit");
         run(&["tc", "class", "add", "dev", "lo", "parent", "1:", "classid", "1:20", "htb", "rate", &rate]);
         if let Some(q) = queue_bytes {
@@ -70,9 +73,15 @@ impl Shaped {
         run(&["tc", "class", "change", "dev", "lo", "parent", "1:", "classid", "1:20", "htb", "rate", &rate]);
     }
 
-    /// Bytes the shaped class has sent and dropped so far (`tc -s class`).
+    /// Bytes the shaped class has sent and packets it dropped so far (`tc -s class`).
     pub fn class_counts() -> (u64, u64) {
-        let out = Command::new("tc").args(["-s", "class", "show", "dev", "lo", "classid", "1:20"]).output();
+        Shaped::counts_of("1:20")
+    }
+
+    /// Bytes the class `classid` (`1:20` the port's, `1:10` everything else) has sent and
+    /// packets it dropped so far.
+    pub fn counts_of(classid: &str) -> (u64, u64) {
+        let out = Command::new("tc").args(["-s", "class", "show", "dev", "lo", "classid", classid]).output();
         let text = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
         let field = |after: &str| -> u64 {
             text.split(after)
