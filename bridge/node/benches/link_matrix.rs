@@ -109,8 +109,10 @@ fn main() {
         eprintln!("link_matrix: not inside a private network namespace with lo alone; run it under unshare -n (see the file's docs)");
         std::process::exit(3);
     }
-    let rates: Vec<u64> =
-        env_or("ACRES_MATRIX_RATES", "0,25,10,5,2").split(',').filter_map(|s| s.trim().parse().ok()).collect();
+    let rates: Vec<u64> = env_or("ACRES_MATRIX_RATES", "0,25,10,5,2")
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
     let delays: Vec<(u64, u64)> = env_or("ACRES_MATRIX_DELAYS", "0±0,20±10,50±20")
         .split(',')
         .filter_map(|s| {
@@ -125,7 +127,8 @@ fn main() {
     }
     // The shaping is set up once, before any DDS participant (lo's MTU 1500 from the start, the
     // qdisc never replaced under DDS traffic); a cell changes the class's rate only.
-    let queue = std::env::var("ACRES_MATRIX_QUEUE_KB").ok().and_then(|q| q.parse::<u64>().ok()).map(|q| q << 10);
+    let queue =
+        std::env::var("ACRES_MATRIX_QUEUE_KB").ok().and_then(|q| q.parse::<u64>().ok()).map(|q| q << 10);
     let shaped = shape::Shaped::port_queue(BRIDGE_PORT, UNSHAPED_KBIT, queue);
     let mut ros = publishers();
     let pts: Vec<[f32; 4]> = (0..14_400)
@@ -205,15 +208,25 @@ fn cloud(pts: &[[f32; 4]]) -> PointCloud2 {
 /// The bridge of every cell (one process: a bridge killed at each cell would leave its DDS
 /// readers matched to this process's writers until their leases ran out).
 fn start_bridge() -> Bridge {
-    Bridge(Command::new(env!("CARGO_BIN_EXE_acres_bridge"))
-        .args(["--ros-args", "-p", "host:=127.0.0.1", "-p", &format!("port:={BRIDGE_PORT}"), "-p", "tls:=false"])
-        .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-        .env("ROS_DISTRO", "jazzy")
-        .env("RUST_LOG", "info,rustdds=off,ros2_client=error")
-        .stdout(Stdio::null())
-        .stderr(bridge_log())
-        .spawn()
-        .expect("the bridge starts"))
+    Bridge(
+        Command::new(env!("CARGO_BIN_EXE_acres_bridge"))
+            .args([
+                "--ros-args",
+                "-p",
+                "host:=127.0.0.1",
+                "-p",
+                &format!("port:={BRIDGE_PORT}"),
+                "-p",
+                "tls:=false",
+            ])
+            .env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+            .env("ROS_DISTRO", "jazzy")
+            .env("RUST_LOG", "info,rustdds=off,ros2_client=error")
+            .stdout(Stdio::null())
+            .stderr(bridge_log())
+            .spawn()
+            .expect("the bridge starts"),
+    )
 }
 
 /// The bridge's process, killed on drop (also when a cell panics).
@@ -274,7 +287,8 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], imp: Impair, cell_s: f64, k: u1
     shared.lateness.lock().unwrap().take();
     let (b0, r0) = (shared.counts.bytes_received.load(Ordering::Relaxed), wall_s());
     let start = Instant::now();
-    let (mut rtts, mut last_rtt, mut beat_up, mut published, mut lat_max) = (Vec::new(), 0u64, Vec::new(), 0u64, None);
+    let (mut rtts, mut last_rtt, mut beat_up, mut published, mut lat_max) =
+        (Vec::new(), 0u64, Vec::new(), 0u64, None);
     let mut false_losses = String::from("0");
     let mut n = 0u64;
     while start.elapsed().as_secs_f64() < cell_s {

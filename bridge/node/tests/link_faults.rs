@@ -197,10 +197,16 @@ fn a_3_s_stall_of_a_slow_laggy_link_ends_the_run_link_lost_after_2_s_and_the_veh
     let stalled = wall_s();
     proxy.stall(Duration::from_secs(3));
     assert_eq!(h.wait(Duration::from_secs(10)), Some(1), "the run fails");
-    assert!(!stack.rows(SC).iter().any(|r| r["type"] == "link_lost" && r["wall"].as_f64().unwrap() < stalled));
+    assert!(!stack
+        .rows(SC)
+        .iter()
+        .any(|r| r["type"] == "link_lost" && r["wall"].as_f64().unwrap() < stalled));
     let row = link_lost_row(&stack);
     let took_s = row["wall"].as_f64().unwrap() - stalled;
-    eprintln!("a 3 s stall of a 5 Mbit/s, 50 ± 20 ms link → link_lost after {took_s:.3} s ({})", row["cause"]);
+    eprintln!(
+        "a 3 s stall of a 5 Mbit/s, 50 ± 20 ms link → link_lost after {took_s:.3} s ({})",
+        row["cause"]
+    );
     // Lost within the pong timeout (2 s) of the stall and a margin. It can be sooner: the ping
     // outstanding when the stall began went a ping period (0.2 s) and its round trip before it,
     // and on this link a round trip waits behind sweep bytes (0.4-0.5 s measured).

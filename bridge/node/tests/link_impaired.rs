@@ -34,7 +34,8 @@ fn a_truck_on_the_route_wakes_the_planner_over_a_slow_laggy_link() {
     let (sent, dropped) = Shaped::class_counts();
     let rows = stack.rows(sc);
     let stats: Vec<_> = rows.iter().filter(|r| r["type"] == "link_stats").collect();
-    let wakes: Vec<_> = rows.iter().filter(|r| r["type"] == "wake" && r["reason"] == "returns_on_route").collect();
+    let wakes: Vec<_> =
+        rows.iter().filter(|r| r["type"] == "wake" && r["reason"] == "returns_on_route").collect();
     eprintln!(
         "{sc} at 10× over {RATE_KBIT} kbit/s and 50 ± 20 ms: exit {code:?} after {:?}; returns_on_route wake-ups {}; the shaped class sent {sent} B, dropped {dropped} packets; last link_stats {:?}",
         t0.elapsed(),

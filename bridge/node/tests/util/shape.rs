@@ -59,8 +59,8 @@ impl Shaped {
         let p = port.to_string();
         for way in ["sport", "dport"] {
             run(&[
-                "tc", "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match",
-                "ip", way, &p, "0xffff", "flowid", "1:20",
+                "tc", "filter", "add", "dev", "lo", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+                "match", "ip", way, &p, "0xffff", "flowid", "1:20",
             ]);
         }
         Shaped { mtu_before }

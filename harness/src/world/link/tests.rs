@@ -283,7 +283,11 @@ fn a_resume_takes_the_resumed_kinds_started_event_and_shows_it_running() {
     let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
     let reply = w.request(&SkillRequest { skill: Some(SkillKind::Resume), ..Default::default() });
     assert!(reply.accepted, "{reply:?}");
-    assert_eq!((reply.skill, reply.id, reply.route_m), (Some(SkillKind::Goto), Some(6), Some(12.0)), "{reply:?}");
+    assert_eq!(
+        (reply.skill, reply.id, reply.route_m),
+        (Some(SkillKind::Goto), Some(6), Some(12.0)),
+        "{reply:?}"
+    );
     // Before its steps are applied, the status already shows the resumed goto starting.
     assert_eq!(w.status().skill, Some(SkillKind::Goto));
     assert_eq!(w.status().target.as_deref(), Some("F53"));
