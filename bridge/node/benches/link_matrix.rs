@@ -296,7 +296,7 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], imp: Impair, cell_s: f64, k: u1
         while Instant::now() < due {
             std::thread::sleep(Duration::from_millis(2));
         }
-        if n % sweep_ticks == 0 {
+        if n.is_multiple_of(sweep_ticks) {
             pubs.points.publish(cloud(pts));
             published += 1;
         }
@@ -315,7 +315,7 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], imp: Impair, cell_s: f64, k: u1
             let sent = beats_t0 + (b.seq.saturating_sub(1)) as f64 * link::BEAT_PERIOD_S;
             beat_up.push((b.stamp.as_secs_f64() - sent) * 1000.0);
         }
-        if n % 100 == 0 {
+        if n.is_multiple_of(100) {
             let m = shared.lateness.lock().unwrap().take().max_s;
             lat_max = m.map(|m| lat_max.map_or(m, |l: f64| l.max(m))).or(lat_max);
         }
