@@ -2,13 +2,17 @@
 //! the bridge's port shaped by the kernel (`tc`: htb, lo's MTU 1500) to a low rate, and the
 //! impairing proxy between harness and bridge adding 50 ms ± 20 ms each way. A truck on the
 //! route still wakes the planner (`returns_on_route`) and the run succeeds with no `link_lost`.
-//! (The 3 s stall over the same impaired link is in `link_faults`.)
+//! (The 3 s stall over the same impaired link is in `link_faults`.) The proxy itself, against an
+//! echo server on loopback (no DDS, no `tc`: it runs in the plain `cargo test` too): order kept
+//! under jitter, the latency added, a stall held, a reset cut.
 //!
 //! NETWORK SAFETY: DDS in every node, and `tc` on lo: this runs only in a private network
 //! namespace (see `util`), loopback-only, the sockets on 127.0.0.1.
 
 mod util;
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
 use util::proxy::{Impair, LinkProxy};
@@ -53,4 +57,50 @@ fn a_truck_on_the_route_wakes_the_planner_over_a_slow_laggy_link() {
     let last_dropped = stats.last().and_then(|r| r["dropped_sweeps"].as_u64()).unwrap_or(0);
     assert!(last_dropped > 0, "the slow link drops sweeps (the newest kept): {stats:?}");
     assert!(validates(&stack.run_dir(sc)), "the folder validates");
+}
+
+/// An echo server on 127.0.0.1 (any port): each connection's bytes back as they come.
+fn echo() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(c) = c else { continue };
+            std::thread::spawn(move || {
+                let mut w = c.try_clone().unwrap();
+                let _ = std::io::copy(&mut &c, &mut w);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn the_proxy_keeps_the_order_adds_its_latency_holds_a_stall_and_cuts_on_reset() {
+    let proxy = LinkProxy::impaired(0, echo(), Impair::latency_ms(20, 15));
+    let mut c = TcpStream::connect(("127.0.0.1", proxy.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut r = BufReader::new(c.try_clone().unwrap());
+    // Lines written one by one, each chunk with its own jitter: back whole and in order, each
+    // at least the least latency of both ways (2 × 5 ms) after it went.
+    for n in 0..50 {
+        let t0 = Instant::now();
+        c.write_all(format!("line {n}\n").as_bytes()).unwrap();
+        let mut l = String::new();
+        r.read_line(&mut l).unwrap();
+        assert_eq!(l, format!("line {n}\n"));
+        assert!(t0.elapsed() >= Duration::from_millis(10), "line {n} back after {:?}", t0.elapsed());
+    }
+    // A stall holds the bytes until it ends.
+    proxy.stall(Duration::from_millis(500));
+    let t0 = Instant::now();
+    c.write_all(b"held\n").unwrap();
+    let mut l = String::new();
+    r.read_line(&mut l).unwrap();
+    assert_eq!(l, "held\n");
+    assert!(t0.elapsed() >= Duration::from_millis(450), "back after {:?} of a 500 ms stall", t0.elapsed());
+    // A reset cuts the connection: the end of the stream.
+    proxy.reset();
+    let mut l = String::new();
+    assert_eq!(r.read_line(&mut l).unwrap_or(0), 0, "read {l:?} after the reset");
 }

@@ -69,8 +69,9 @@ pub struct LinkProxy {
 }
 
 impl LinkProxy {
-    /// Listens on 127.0.0.1:`port`, forwarding each connection to 127.0.0.1:`target` as it comes
-    /// (waiting up to 10 s for the target to listen).
+    /// Listens on 127.0.0.1:`port` (0: any free port, see [`LinkProxy::port`]), forwarding each
+    /// connection to 127.0.0.1:`target` as it comes (waiting up to 10 s for the target to
+    /// listen).
     pub fn start(port: u16, target: u16) -> LinkProxy {
         LinkProxy::impaired(port, target, Impair::default())
     }
@@ -78,6 +79,7 @@ impl LinkProxy {
     /// As [`LinkProxy::start`], each direction impaired by `impair`.
     pub fn impaired(port: u16, target: u16, impair: Impair) -> LinkProxy {
         let listener = TcpListener::bind(("127.0.0.1", port)).expect("the proxy binds 127.0.0.1");
+        let port = listener.local_addr().expect("the proxy's address").port();
         let state = Arc::new(State {
             impair: Mutex::new(impair),
             until: Mutex::new(None),
