@@ -104,3 +104,27 @@ fn the_proxy_keeps_the_order_adds_its_latency_holds_a_stall_and_cuts_on_reset() 
     let mut l = String::new();
     assert_eq!(r.read_line(&mut l).unwrap_or(0), 0, "read {l:?} after the reset");
 }
+
+#[test]
+fn the_proxys_bandwidth_limit_holds() {
+    // 8 Mbit/s each way: 250 kB take at least a quarter of a second to come back.
+    let imp = Impair { rate_bps: Some(8_000_000), ..Impair::latency_ms(0, 0) };
+    let proxy = LinkProxy::impaired(0, echo(), imp);
+    let c = TcpStream::connect(("127.0.0.1", proxy.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut w = c.try_clone().unwrap();
+    let data = vec![b'x'; 250_000];
+    let t0 = Instant::now();
+    let sender = std::thread::spawn(move || w.write_all(&data).unwrap());
+    let mut got = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    while got < 250_000 {
+        let n = std::io::Read::read(&mut &c, &mut buf).unwrap();
+        assert!(n > 0, "the stream ended after {got} bytes");
+        got += n;
+    }
+    sender.join().unwrap();
+    let took = t0.elapsed();
+    eprintln!("250 kB through the proxy at 8 Mbit/s and back: {took:?}");
+    assert!(took >= Duration::from_millis(240), "250 kB back after {took:?}");
+}
