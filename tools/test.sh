@@ -127,7 +127,7 @@ tools/lint_sites.sh
 step "DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
 timeout --kill-after=30 1800 unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
 step "link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
-timeout --kill-after=30 1800 unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test link_faults --test link_protocol --test link_security --test link_sim -- --include-ignored --test-threads=1'
+timeout --kill-after=30 1800 unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test link_faults --test link_impaired --test link_protocol --test link_security --test link_sim -- --include-ignored --test-threads=1'
 
 # The r2r backend is a feature of acres_ros that no workspace member enables (docs/ros.md).
 step "the default build compiles no r2r (tools/no_r2r_check.sh: cargo tree)"

@@ -292,6 +292,8 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             dropped_sweeps: 0,
             ping_rtt_ms: Some(0.3),
             observation_age_s: 0.05,
+            lateness_s: Some(0.002),
+            lateness_max_s: Some(0.04),
         }),
         Row::LinkLost(LinkLostRow {
             t: 1.6,

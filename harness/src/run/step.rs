@@ -124,6 +124,8 @@ impl Loop<'_> {
             dropped_sweeps: s.dropped_sweeps,
             ping_rtt_ms: s.ping_rtt_ms,
             observation_age_s: s.observation_age_s,
+            lateness_s: s.lateness.newest_s,
+            lateness_max_s: s.lateness.max_s,
         }));
     }
 

@@ -494,8 +494,19 @@ pub struct LinkStatsRow {
     pub dropped_sweeps: u64,
     /// The newest ping round trip, ms (`null` before the first pong).
     pub ping_rtt_ms: Option<f64>,
-    /// Wall seconds since the last observation came.
+    /// Wall seconds since the last step came: the link's silence, about 0 while steps flow
+    /// (it does not say how late they are: `lateness_s` does).
     pub observation_age_s: f64,
+    /// The newest step's lateness, s: its delay (receive time on the harness's wall clock minus
+    /// the observation's stamp) above the least delay of the link; `null` before the first step
+    /// or when the vehicle's clock does not run at real time; absent in rows written before it
+    /// existed.
+    #[serde(default)]
+    pub lateness_s: Option<f64>,
+    /// The largest lateness of the steps since the previous `link_stats` row, s (as
+    /// `lateness_s`).
+    #[serde(default)]
+    pub lateness_max_s: Option<f64>,
 }
 
 /// The last row.
@@ -553,8 +564,20 @@ mod tests {
             dropped_sweeps: 0,
             ping_rtt_ms: Some(0.2),
             observation_age_s: 0.05,
+            lateness_s: Some(0.01),
+            lateness_max_s: Some(0.3),
         });
         let v: Value = serde_json::from_str(&row.encode()).unwrap();
         assert_eq!(v["type"], row.type_name());
+        assert_eq!(Row::decode(&row.encode()).unwrap(), row);
+    }
+
+    #[test]
+    fn a_link_stats_row_written_before_the_lateness_still_reads() {
+        let old = r#"{"type":"link_stats","t":5,"wall":9,"sent":1,"received":2,"bytes_sent":3,"bytes_received":4,"dropped_sweeps":0,"ping_rtt_ms":null,"observation_age_s":0.0}"#;
+        match Row::decode(old).unwrap() {
+            Row::LinkStats(r) => assert_eq!((r.lateness_s, r.lateness_max_s), (None, None)),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -271,8 +271,11 @@ pub struct LinkStats {
     pub dropped_sweeps: u64,
     /// The newest ping round trip, ms.
     pub ping_rtt_ms: Option<f64>,
-    /// Wall seconds since the last step came.
+    /// Wall seconds since the last step came: the link's silence (about 0 while steps flow;
+    /// not how late they are).
     pub observation_age_s: f64,
+    /// How late the steps come ([`link::lateness`]).
+    pub lateness: link::lateness::LatenessFigures,
 }
 
 /// ACRES Core in the process.

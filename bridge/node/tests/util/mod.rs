@@ -11,6 +11,7 @@
 #![allow(dead_code)]
 
 pub mod proxy;
+pub mod shape;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

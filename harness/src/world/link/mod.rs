@@ -25,6 +25,7 @@
 pub mod check;
 pub mod convert;
 pub mod ends;
+pub mod lateness;
 pub mod session;
 #[cfg(test)]
 mod tests;
@@ -322,7 +323,8 @@ impl LinkWorld {
     }
 
     /// The `skill_started` event of an accepted request: waits for it among the steps that come
-    /// (up to `timeout`); the steps stay queued for the loop (rows never go back in time).
+    /// (up to `timeout`); the steps stay queued for the loop (rows never go back in time). A
+    /// `resume` starts the kind it resumes (its event says `resumed`), as in the core world.
     fn started_event(&mut self, kind: SkillKind, timeout: Duration) -> Option<SkillEvent> {
         let deadline = Instant::now() + timeout;
         let mut seen = 0;
@@ -331,7 +333,12 @@ impl LinkWorld {
                 s.events
                     .iter()
                     .filter_map(convert::event_of)
-                    .find(|e| e.name == EventName::SkillStarted && e.skill == Some(kind))
+                    .find(|e| {
+                        e.name == EventName::SkillStarted
+                            && (e.skill == Some(kind)
+                                || (kind == SkillKind::Resume
+                                    && matches!(e.detail, acres_vehicle::EventDetail::Resumed { .. })))
+                    })
                     .map(|e| (i, e))
             });
             if let Some((_, e)) = hit {
@@ -419,9 +426,11 @@ impl WorldPort for LinkWorld {
         }
         match self.started_event(kind, Duration::from_secs(2)) {
             Some(e) => {
+                let kind = e.skill.unwrap_or(kind);
                 self.accepted(kind, &e);
                 let route_m = match e.detail {
                     acres_vehicle::EventDetail::Route { route_m, .. } => Some(route_m),
+                    acres_vehicle::EventDetail::Resumed { remaining_m, .. } => Some(remaining_m),
                     _ => None,
                 };
                 Reply::started(kind, e.id.unwrap_or(0), route_m, None)
@@ -502,13 +511,14 @@ impl LinkWorld {
             };
             self.now.status.progress = 0.0;
             self.now.status.target = match &e.detail {
-                acres_vehicle::EventDetail::Route { target, .. } => Some(target.clone()),
+                acres_vehicle::EventDetail::Route { target, .. }
+                | acres_vehicle::EventDetail::Resumed { target, .. } => Some(target.clone()),
                 _ => None,
             };
         }
     }
 
-    /// The counts now.
+    /// The counts now (the lateness's largest since the last counts).
     pub fn stats_now(&self) -> LinkStats {
         let c = &self.session.shared.counts;
         let rtt = c.rtt_us.load(Ordering::Relaxed);
@@ -520,6 +530,7 @@ impl LinkWorld {
             dropped_sweeps: self.dropped_sweeps,
             ping_rtt_ms: (rtt > 0).then(|| rtt as f64 / 1000.0),
             observation_age_s: self.session.shared.step_age_s(),
+            lateness: self.session.shared.lateness.lock().expect("lateness lock").take(),
         }
     }
 }

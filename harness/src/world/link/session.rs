@@ -81,6 +81,8 @@ pub struct Shared {
     stop: AtomicBool,
     last_step: Mutex<Instant>,
     ping: Mutex<Option<(u64, Instant)>>,
+    /// How late the steps come (their observation's stamp against the receive time).
+    pub lateness: Mutex<super::lateness::Lateness>,
     /// The bridge's hello.
     pub hello: link::Hello,
 }
@@ -271,6 +273,7 @@ impl Session {
             // The first step may take DDS discovery: a grace of 5 s before the silence counts.
             last_step: Mutex::new(Instant::now() + Duration::from_secs(5)),
             ping: Mutex::new(None),
+            lateness: Mutex::new(Default::default()),
             hello,
         });
         let (tx, rx) = channel();
@@ -424,6 +427,10 @@ fn read_loop(
                 };
                 let (scan, points) = sweep.map_or((None, None), |(s, p)| (Some(s), Some(p)));
                 let at_wall_s = crate::clock::wall_now();
+                if let FromBridge::Step(s) = &msg {
+                    let stamp_s = super::convert::secs(&s.observation.header.stamp);
+                    sh.lateness.lock().expect("lateness lock").on_step(stamp_s, at_wall_s);
+                }
                 if tx.send(Received { msg, scan, points, at_wall_s }).is_err() {
                     return;
                 }

@@ -260,3 +260,36 @@ fn a_steps_sweep_gives_the_scan_and_the_points_the_recording_keeps() {
     let lidar = w.lidar().expect("the scenario's LiDAR geometry");
     assert!(lidar.mount_height_m > 0.0);
 }
+
+#[test]
+fn a_resume_takes_the_resumed_kinds_started_event_and_shows_it_running() {
+    // The vehicle starts the kind a resume continues: its event is a goto's, `resumes_id` set.
+    let bridge = ScriptedBridge::start(step(1, obs(10.05, None, &[]), vec![]), |q| {
+        let mut started = event(10.1, "skill_started", 6);
+        started.resumes_id = 5;
+        started.remaining_m = 12.0;
+        vec![
+            FromBridge::Reply(link::SkillReply { id: q.id, accepted: true, cause: String::new() }),
+            step(2, obs(10.1, Some((6, "F53")), &ROUTE), vec![started]),
+        ]
+    });
+    let opts = LinkOptions {
+        host: "127.0.0.1".into(),
+        port: bridge.port,
+        silent_s: 30.0,
+        token: None,
+        pins: vec![],
+    };
+    let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
+    let reply = w.request(&SkillRequest { skill: Some(SkillKind::Resume), ..Default::default() });
+    assert!(reply.accepted, "{reply:?}");
+    assert_eq!(
+        (reply.skill, reply.id, reply.route_m),
+        (Some(SkillKind::Goto), Some(6), Some(12.0)),
+        "{reply:?}"
+    );
+    // Before its steps are applied, the status already shows the resumed goto starting.
+    assert_eq!(w.status().skill, Some(SkillKind::Goto));
+    assert_eq!(w.status().target.as_deref(), Some("F53"));
+    w.end("done");
+}
