@@ -85,14 +85,19 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
         -E 'package(acres_ros) | binary(skills_over_dds) | test(link_sim_f56_succeeds_and_validates) | test(harness_killed_cancels_the_goal) | test(harness_frozen_the_vehicle_applies_on_cancel) | test(the_vehicle_node_runs_the_scenarios_learned_skill)'
     took
     # Across the backends, the same DDS tests: the r2r client (Fast DDS) against the RustDDS nodes,
-    # and the RustDDS client (test.sh's own test binary) against the r2r nodes.
+    # and the RustDDS client (test.sh's own test binary) against the r2r nodes. The deadman's
+    # 20-stall p99 (105 s a run) is measured on each backend's own pair (the DDS step and the step
+    # above), not again across: the cross steps test the skill and deadman behaviour, and the
+    # deadman is the node's (its timing is the nodes' backend, whoever beats).
     step "r2r clients against the RustDDS nodes (skills_over_dds; nextest), inside unshare -n"
     ACRES_NODES_DIR="$ROOT/target/nodes-rustdds" ACRES_NODES_BACKEND=rustdds \
-        in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" --test skills_over_dds --run-ignored all --test-threads 1
+        in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" --test skills_over_dds --run-ignored all --test-threads 1 \
+        -E 'not test(the_last_beat_to_standstill_p99)'
     took
     step "the RustDDS client against the r2r nodes (skills_over_dds), inside unshare -n"
     ACRES_NODES_DIR="$ROOT/target/nodes-r2r" ACRES_NODES_BACKEND=r2r \
-        in_netns cargo test --quiet --workspace --test skills_over_dds -- --include-ignored --test-threads=1
+        in_netns cargo test --quiet --workspace --test skills_over_dds -- --include-ignored --test-threads=1 \
+        --skip the_last_beat_to_standstill_p99
     took
     # The r2r build put its node executables in target/debug; this puts test.sh's back (fresh
     # units: cargo only links them into place again).
