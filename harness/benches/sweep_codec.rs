@@ -22,21 +22,23 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
-/// Up to [`SWEEPS`] sweeps of a scenario's mission (scout its fields), every second one.
+/// Up to [`SWEEPS`] sweeps of a scenario's mission (to its fields, scouting them), every second one.
 fn sweeps_of(name: &str) -> Vec<Vec<[f32; 4]>> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let sc = acres_harness::scenario::load(&root.join(format!("scenarios/link/{name}.json")), &root.join("scenarios/maps"))
         .expect("the scenario loads");
     let mut w = CoreWorld::new(&sc, 0);
     let mut out = Vec::new();
+    let mut k = 0;
     for field in &sc.fields {
-        w.request(&SkillRequest { skill: Some(SkillKind::Scout), field: Some(field.clone()), ..Default::default() });
-        let mut k = 0;
-        while out.len() < SWEEPS && w.status().skill.is_some() {
-            if w.step() {
-                k += 1;
-                if k % 2 == 0 {
-                    out.push(w.sweep().expect("a sweep").points.clone());
+        for kind in [SkillKind::Goto, SkillKind::Scout] {
+            w.request(&SkillRequest { skill: Some(kind), field: Some(field.clone()), ..Default::default() });
+            while out.len() < SWEEPS && w.status().skill.is_some() {
+                if w.step() {
+                    k += 1;
+                    if k % 2 == 0 {
+                        out.push(w.sweep().expect("a sweep").points.clone());
+                    }
                 }
             }
         }

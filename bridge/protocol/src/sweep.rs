@@ -30,6 +30,10 @@ pub const BYTES_PER_POINT: usize = FIELDS_PER_POINT * 4;
 /// The step of the quantized encoding, m: below the LiDAR's own range error (a few cm).
 pub const RESOLUTION_M: f64 = 0.001;
 
+/// Steps of [`RESOLUTION_M`] in a metre (an exact divisor: a millimetre comes back as the
+/// nearest `f32` to it).
+const STEPS_PER_M: f64 = 1000.0;
+
 /// The most points a sweep may announce (16 MiB unpacked): a compressed sweep is never
 /// unpacked past it, whatever its line claims.
 pub const MAX_SWEEP_POINTS: u32 = 1 << 20;
@@ -308,7 +312,7 @@ fn unshuffle_f32(planes: &[u8]) -> Vec<[f32; FIELDS_PER_POINT]> {
 
 /// A coordinate in millimetres, when one `i32` holds it.
 fn mm(v: f32) -> Option<i32> {
-    let q = (f64::from(v) / RESOLUTION_M).round();
+    let q = (f64::from(v) * STEPS_PER_M).round();
     (q.is_finite() && q.abs() <= f64::from(i32::MAX)).then_some(q as i32)
 }
 
@@ -346,7 +350,7 @@ fn dequantize(planes: &[u8]) -> Vec<[f32; FIELDS_PER_POINT]> {
         let mut p = [0f32; FIELDS_PER_POINT];
         for f in 0..3 {
             at[f] = at[f].wrapping_add(unzigzag(word_at(planes, n, i, f)));
-            p[f] = (f64::from(at[f]) * RESOLUTION_M) as f32;
+            p[f] = (f64::from(at[f]) / STEPS_PER_M) as f32;
         }
         p[3] = f32::from_bits(word_at(planes, n, i, 3));
         out.push(p);

@@ -1,5 +1,5 @@
 //! The compact sweep encoding against the raw sweep on every shipped link scenario: each
-//! scenario's mission driven in the in-process world (scout each field, then home), and at
+//! scenario's mission driven in the in-process world (to each field and scout it, then home), and at
 //! every sweep the scan of the points as `mm_zstd` gives them back against the scan of the raw
 //! points: every range within the resolution (and the same bins hit), and the same
 //! `returns_on_route` decisions (the places with returns on the route ahead) at every scan. The
@@ -13,7 +13,7 @@ use crate::world::knowledge::Knowledge;
 use crate::world::{CoreWorld, WorldPort};
 
 /// Steps each leg may take.
-const LEG_STEPS: usize = 3000;
+const LEG_STEPS: usize = 12_000;
 
 #[test]
 fn the_scan_of_a_quantized_sweep_is_the_raw_ones_within_the_resolution_with_the_same_decisions() {
@@ -34,10 +34,18 @@ fn the_scan_of_a_quantized_sweep_is_the_raw_ones_within_the_resolution_with_the_
         let mut legs: Vec<SkillRequest> = sc
             .fields
             .iter()
-            .map(|field| SkillRequest { skill: Some(SkillKind::Scout), field: Some(field.clone()), ..Default::default() })
+            .flat_map(|field| {
+                [SkillKind::Goto, SkillKind::Scout]
+                    .map(|k| SkillRequest { skill: Some(k), field: Some(field.clone()), ..Default::default() })
+            })
             .collect();
         legs.push(SkillRequest { skill: Some(SkillKind::ReturnHome), ..Default::default() });
         for leg in &legs {
+            if w.status().skill.is_some() {
+                // A leg held to its step limit (an object on the lane): ended, the next goes on.
+                w.request(&SkillRequest { skill: Some(SkillKind::Stop), ..Default::default() });
+                w.step();
+            }
             let reply = w.request(leg);
             assert!(reply.accepted, "{}: {leg:?}: {reply:?}", sc.id);
             for _ in 0..LEG_STEPS {
