@@ -299,7 +299,7 @@ fn through_bridge(
     let secs_run = wall0.elapsed().as_secs_f64();
     let tick = 100.0; // USER_HZ
     let cpu_share = (cpu_ticks(pid) - t_cpu0) as f64 / tick / secs_run;
-    let (mut lat, mut taken, mut bytes, dropped, _session) = reader.join().unwrap();
+    let (mut lat, mut taken, bytes, dropped, _session) = reader.join().unwrap();
     let mut periods: Vec<f64> =
         beat_at.windows(2).map(|w| ((w[1] - w[0]).as_secs_f64() - 0.2).abs() * 1000.0).collect();
     println!("  {} sweeps through acres_bridge to the harness's link session", lat.len());
