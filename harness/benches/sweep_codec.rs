@@ -27,8 +27,11 @@ fn pct(v: &mut [f64], p: f64) -> f64 {
 /// Up to [`SWEEPS`] sweeps of a scenario's mission (to its fields, scouting them), every second one.
 fn sweeps_of(name: &str) -> Vec<Vec<[f32; 4]>> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let sc = acres_harness::scenario::load(&root.join(format!("scenarios/link/{name}.json")), &root.join("scenarios/maps"))
-        .expect("the scenario loads");
+    let sc = acres_harness::scenario::load(
+        &root.join(format!("scenarios/link/{name}.json")),
+        &root.join("scenarios/maps"),
+    )
+    .expect("the scenario loads");
     let mut w = CoreWorld::new(&sc, 0);
     let mut out = Vec::new();
     let mut k = 0;
@@ -61,7 +64,8 @@ fn noisy(sweeps: &[Vec<[f32; 4]>]) -> Vec<Vec<[f32; 4]>> {
         .map(|s| {
             s.iter()
                 .map(|p| {
-                    let r = (f64::from(p[0]).powi(2) + f64::from(p[1]).powi(2) + f64::from(p[2]).powi(2)).sqrt();
+                    let r =
+                        (f64::from(p[0]).powi(2) + f64::from(p[1]).powi(2) + f64::from(p[2]).powi(2)).sqrt();
                     let k = ((r + (next() - 0.5) * 0.06) / r.max(1e-6)) as f32;
                     [p[0] * k, p[1] * k, p[2] * k, (next() * 256.0).floor() as f32 / 255.0]
                 })
@@ -82,7 +86,10 @@ fn main() {
 /// Prints the figures of each encoding on `sweeps`.
 fn measure(what: &str, sweeps: &[Vec<[f32; 4]>]) {
     let points: f64 = sweeps.iter().map(|s| s.len() as f64).sum::<f64>() / sweeps.len() as f64;
-    println!("sweep_codec: {} sweeps, {what}, {points:.0} points a sweep on average (XYZ + intensity)", sweeps.len());
+    println!(
+        "sweep_codec: {} sweeps, {what}, {points:.0} points a sweep on average (XYZ + intensity)",
+        sweeps.len()
+    );
     let raw: Vec<Vec<u8>> = sweeps.iter().map(|s| le_bytes(s)).collect();
     let raw_bytes = raw.iter().map(Vec::len).sum::<usize>() as f64 / raw.len() as f64;
     let mut base = 0.0;

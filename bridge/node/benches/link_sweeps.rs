@@ -250,8 +250,9 @@ fn through_bridge(
         pins,
         sweep_encoding: encoding(),
     };
-    let session = acres_harness::world::link::Session::attach(&opts, Duration::from_secs(10), ScanConfig::default())
-        .expect("attach to the bridge");
+    let session =
+        acres_harness::world::link::Session::attach(&opts, Duration::from_secs(10), ScanConfig::default())
+            .expect("attach to the bridge");
     let shared = session.shared.clone();
     let reader = std::thread::spawn(move || {
         let (mut lat_ms, mut taken_ms, mut sweep_bytes, mut dropped) =
@@ -263,7 +264,10 @@ fn through_bridge(
                 link::FromBridge::Sweep(sw) if r.scan.is_some() => {
                     taken_ms.push((wall_s() - sw.t_s) * 1000.0);
                     lat_ms.push((r.at_wall_s - sw.t_s) * 1000.0);
-                    sweep_bytes.push(session.shared.counts.bytes_received.load(std::sync::atomic::Ordering::Relaxed) as f64);
+                    sweep_bytes.push(
+                        session.shared.counts.bytes_received.load(std::sync::atomic::Ordering::Relaxed)
+                            as f64,
+                    );
                 }
                 _ => {}
             }
@@ -318,7 +322,10 @@ fn through_bridge(
         // Bytes received between two sweeps: a sweep line and the steps between (two at 20 Hz).
         let mut per: Vec<f64> = bytes.windows(2).map(|w| w[1] - w[0]).collect();
         if !per.is_empty() {
-            println!("  bytes on the socket per sweep period (its sweep line and two steps): {:.0}", pct(&mut per, 0.5));
+            println!(
+                "  bytes on the socket per sweep period (its sweep line and two steps): {:.0}",
+                pct(&mut per, 0.5)
+            );
         }
     }
     if !periods.is_empty() {

@@ -277,7 +277,10 @@ fn each_sweep_goes_in_its_own_line_stamped_in_the_encoding_asked_with_no_observa
     let publisher = std::thread::spawn(move || {
         let mut k = 0u32;
         while !s.load(std::sync::atomic::Ordering::Relaxed) && k < 600 {
-            let stamp = acres_msgs::builtin_interfaces::Time { sec: 1000 + (k / 10) as i32, nanosec: (k % 10) * 100_000_000 };
+            let stamp = acres_msgs::builtin_interfaces::Time {
+                sec: 1000 + (k / 10) as i32,
+                nanosec: (k % 10) * 100_000_000,
+            };
             let h = acres_msgs::std_msgs::Header { stamp, frame_id: "lidar".into() };
             points.publish(acres_ros::cloud::to_cloud(h, &p));
             k += 1;

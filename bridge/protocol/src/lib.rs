@@ -43,8 +43,8 @@ pub mod tls;
 pub use lines::{read_bounded, BoundedLine};
 pub use messages::*;
 pub use sweep::{
-    le_bytes, PackedSweep, Sweep, SweepEncoding, SweepError, BYTES_PER_POINT, FIELDS_PER_POINT, MAX_SWEEP_POINTS,
-    RESOLUTION_M,
+    le_bytes, PackedSweep, Sweep, SweepEncoding, SweepError, BYTES_PER_POINT, FIELDS_PER_POINT,
+    MAX_SWEEP_POINTS, RESOLUTION_M,
 };
 
 /// The protocol version, checked at `hello`/`attach`. Version 2: the observation carries the

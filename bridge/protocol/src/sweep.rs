@@ -237,12 +237,13 @@ impl Sweep {
         let want = self.points as usize * BYTES_PER_POINT;
         let raw = match self.encoding {
             SweepEncoding::F32 => bytes,
-            SweepEncoding::F32Zstd | SweepEncoding::MmZstd => zstd::bulk::decompress(&bytes, want)
-                .map_err(|e| SweepError::Compressed {
+            SweepEncoding::F32Zstd | SweepEncoding::MmZstd => {
+                zstd::bulk::decompress(&bytes, want).map_err(|e| SweepError::Compressed {
                     encoding: self.encoding,
                     points: self.points,
                     why: e.to_string(),
-                })?,
+                })?
+            }
         };
         if raw.len() != want {
             return Err(SweepError::Length { bytes: raw.len(), points: self.points, want });
@@ -381,7 +382,8 @@ mod tests {
 
     #[test]
     fn points_round_trip_bit_for_bit_in_the_lossless_encodings_and_bad_data_is_an_error() {
-        let pts = vec![[1.5f32, -2.25, 0.125, 7.0], [f32::MIN_POSITIVE, f32::MAX, -0.0, 1e-30], [f32::NAN; 4]];
+        let pts =
+            vec![[1.5f32, -2.25, 0.125, 7.0], [f32::MIN_POSITIVE, f32::MAX, -0.0, 1e-30], [f32::NAN; 4]];
         for enc in [SweepEncoding::F32, SweepEncoding::F32Zstd] {
             let s = Sweep::pack(3.25, &pts, enc);
             assert_eq!(s.encoding, enc);
@@ -451,7 +453,8 @@ mod tests {
     fn the_compact_encodings_are_smaller_and_empty_sweeps_pack() {
         let pts = lidar_like(720);
         let len = |e| PackedSweep::pack(0.5, &pts, e).to_sweep().data.len();
-        let (f32_, lossless, mm_) = (len(SweepEncoding::F32), len(SweepEncoding::F32Zstd), len(SweepEncoding::MmZstd));
+        let (f32_, lossless, mm_) =
+            (len(SweepEncoding::F32), len(SweepEncoding::F32Zstd), len(SweepEncoding::MmZstd));
         assert_eq!(f32_, (pts.len() * 16).div_ceil(3) * 4);
         assert!(lossless < f32_, "{lossless} < {f32_}");
         assert!(mm_ * 4 <= f32_, "at least 4 times fewer bytes: {mm_} against {f32_}");

@@ -70,13 +70,7 @@ pub struct Pairing {
 impl Pairing {
     /// Pairs within `tolerance_s` (one control step).
     pub fn new(tolerance_s: f64) -> Pairing {
-        Pairing {
-            tolerance_s,
-            waiting: VecDeque::new(),
-            applied: VecDeque::new(),
-            late: None,
-            unpaired: 0,
-        }
+        Pairing { tolerance_s, waiting: VecDeque::new(), applied: VecDeque::new(), late: None, unpaired: 0 }
     }
 
     /// A sweep came.

@@ -35,8 +35,11 @@ fn the_scan_of_a_quantized_sweep_is_the_raw_ones_within_the_resolution_with_the_
             .fields
             .iter()
             .flat_map(|field| {
-                [SkillKind::Goto, SkillKind::Scout]
-                    .map(|k| SkillRequest { skill: Some(k), field: Some(field.clone()), ..Default::default() })
+                [SkillKind::Goto, SkillKind::Scout].map(|k| SkillRequest {
+                    skill: Some(k),
+                    field: Some(field.clone()),
+                    ..Default::default()
+                })
             })
             .collect();
         legs.push(SkillRequest { skill: Some(SkillKind::ReturnHome), ..Default::default() });
@@ -53,7 +56,12 @@ fn the_scan_of_a_quantized_sweep_is_the_raw_ones_within_the_resolution_with_the_
                 if swept {
                     let raw = w.scan().copied().expect("a scan");
                     let points = &w.sweep().expect("its sweep").points;
-                    assert_eq!(scan(points, &cfg).ranges_m, raw.ranges_m, "{}: the scan function is the world's", sc.id);
+                    assert_eq!(
+                        scan(points, &cfg).ranges_m,
+                        raw.ranges_m,
+                        "{}: the scan function is the world's",
+                        sc.id
+                    );
                     for e in [SweepEncoding::F32, SweepEncoding::F32Zstd] {
                         let back = Sweep::pack(0.0, points, e).unpack().unwrap();
                         let again = scan(&back, &cfg);
@@ -69,7 +77,8 @@ fn the_scan_of_a_quantized_sweep_is_the_raw_ones_within_the_resolution_with_the_
                     for (bin, (a, b)) in raw.ranges_m.iter().zip(&q.ranges_m).enumerate() {
                         let tol = RESOLUTION_M + 4.0 * f64::from(f32::EPSILON) * f64::from(a.abs().min(1e3));
                         assert!(
-                            a.is_finite() == b.is_finite() && (!a.is_finite() || f64::from((a - b).abs()) <= tol),
+                            a.is_finite() == b.is_finite()
+                                && (!a.is_finite() || f64::from((a - b).abs()) <= tol),
                             "{}: bin {bin}: {a} raw, {b} quantized",
                             sc.id
                         );

@@ -187,7 +187,11 @@ impl Session {
     /// pinning `o.pins` (the certificates' SHA-256 fingerprints; none: plaintext), reads
     /// `hello`, attaches proving `o.token` and asking for `o.sweep_encoding`; the reader thread
     /// scans each sweep with `scan_cfg` (the scenario's LiDAR mount).
-    pub fn attach(o: &LinkOptions, connect_timeout: Duration, scan_cfg: ScanConfig) -> Result<Session, AttachError> {
+    pub fn attach(
+        o: &LinkOptions,
+        connect_timeout: Duration,
+        scan_cfg: ScanConfig,
+    ) -> Result<Session, AttachError> {
         let (token, pins, silent_s) = (o.token.as_deref(), &o.pins[..], o.silent_s);
         let addr = format!("{}:{}", o.host, o.port);
         let deadline = Instant::now() + connect_timeout;

@@ -249,7 +249,9 @@ fn a_sweep_line_pairs_with_the_step_of_its_stamp_and_gives_the_scan_and_the_poin
         sweep_encoding: link::SweepEncoding::F32Zstd,
     };
     let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
-    let sweep = |t_s: f64, pts: &[[f32; 4]]| FromBridge::Sweep(link::Sweep::pack(t_s, pts, link::SweepEncoding::F32Zstd));
+    let sweep = |t_s: f64, pts: &[[f32; 4]]| {
+        FromBridge::Sweep(link::Sweep::pack(t_s, pts, link::SweepEncoding::F32Zstd))
+    };
     // The sweep before its step (the order RustDDS tends to deliver).
     bridge.send(&sweep(10.1, &points));
     let mut moved = obs(10.1, None, &[]);
