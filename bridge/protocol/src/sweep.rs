@@ -280,13 +280,13 @@ fn zstd_of(bytes: &[u8]) -> Option<Vec<u8>> {
 /// `byte` of field `field` of every point.
 fn shuffle_words(n: usize, word: impl Fn(usize, usize) -> u32) -> Vec<u8> {
     let mut out = vec![0u8; n * BYTES_PER_POINT];
-    let mut planes: Vec<&mut [u8]> = out.chunks_mut(n.max(1)).collect();
-    for i in 0..n {
-        for f in 0..FIELDS_PER_POINT {
-            let b = word(i, f).to_le_bytes();
-            for k in 0..4 {
-                planes[4 * f + k][i] = b[k];
-            }
+    for f in 0..FIELDS_PER_POINT {
+        let (p0, rest) = out[4 * f * n..4 * (f + 1) * n].split_at_mut(n);
+        let (p1, rest) = rest.split_at_mut(n);
+        let (p2, p3) = rest.split_at_mut(n);
+        let planes = p0.iter_mut().zip(p1.iter_mut()).zip(p2.iter_mut()).zip(p3.iter_mut());
+        for (i, (((b0, b1), b2), b3)) in planes.enumerate() {
+            [*b0, *b1, *b2, *b3] = word(i, f).to_le_bytes();
         }
     }
     out
@@ -438,7 +438,7 @@ mod tests {
 
     #[test]
     fn a_sweep_that_millimetres_cannot_hold_goes_lossless() {
-        let pts = vec![[1.0f32, 2.0, 3.0, 0.2], [f32::INFINITY, 0.0, 0.0, 0.2], [3e9, 0.0, 0.0, 0.0]];
+        let pts = [[1.0f32, 2.0, 3.0, 0.2], [f32::INFINITY, 0.0, 0.0, 0.2], [3e9, 0.0, 0.0, 0.0]];
         for bad in 1..3 {
             let p = PackedSweep::pack(2.0, &pts[..=bad], SweepEncoding::MmZstd);
             assert_eq!(p.encoding(), SweepEncoding::F32Zstd);

@@ -323,20 +323,18 @@ impl Raw {
 
     /// The next message; `None` at the end of the stream.
     fn next_any(&mut self) -> Option<link::FromBridge> {
-        loop {
-            let mut line = String::new();
-            match self.r.read_line(&mut line) {
-                Ok(0) | Err(_) => return None,
-                Ok(_) => {}
+        let mut line = String::new();
+        match self.r.read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        match link::decode::<link::FromBridge>(&line) {
+            Ok(link::FromBridge::Hello(h)) => {
+                self.bridge_nonce = h.nonce.clone();
+                Some(link::FromBridge::Hello(h))
             }
-            match link::decode::<link::FromBridge>(&line) {
-                Ok(link::FromBridge::Hello(h)) => {
-                    self.bridge_nonce = h.nonce.clone();
-                    return Some(link::FromBridge::Hello(h));
-                }
-                Ok(m) => return Some(m),
-                Err(e) => panic!("the bridge wrote an unreadable line: {e}"),
-            }
+            Ok(m) => Some(m),
+            Err(e) => panic!("the bridge wrote an unreadable line: {e}"),
         }
     }
 
