@@ -55,6 +55,7 @@ impl Peer {
             token_required,
             truth: false,
             nonce: link::auth::new_nonce(),
+            sweep_encodings: link::SweepEncoding::ALL.to_vec(),
         }));
     }
 
@@ -106,7 +107,6 @@ impl Peer {
             seq,
             observation,
             events: Vec::new(),
-            sweep: None,
             truth: None,
             dropped_sweeps: 0,
         }))

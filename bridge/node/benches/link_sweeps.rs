@@ -1,8 +1,9 @@
 //! The link's benchmark through the real bridge process: 14,400-point sweeps at 10 Hz (each
 //! followed by an observation, as the vehicle node's odometry follows the core's sweep; more
 //! observations at 20 Hz) to the harness's own link session (`acres_harness::world::link::Session`:
-//! its reader thread decodes each step and builds the scan with the vehicle's scan function; its
-//! keeper beats every 0.2 s). Prints (asserts nothing):
+//! its reader thread decodes each `sweep` line and builds the scan with the vehicle's scan
+//! function; its keeper beats every 0.2 s), in the encoding `ACRES_BENCH_SWEEPS` names (default
+//! `mm_zstd`, the harness's default). Prints (asserts nothing):
 //!
 //! - DDS alone: the same sweeps from publish to a subscriber of this process (the floor the link
 //!   stands on), measured before the bridge starts;
@@ -10,9 +11,9 @@
 //!   session's reader thread, and the time is taken there (`Received::at_wall_s`); the same to
 //!   when this process's consumer thread takes it from the session's channel is printed beside;
 //! - beat period jitter at `/acres/skill/heartbeat` (p50, p99);
-//! - the bridge's CPU share, bytes per sweep step on the socket, sweeps dropped;
-//! - the CPU of one sweep on each side (the bridge's pack and step line; the harness's decode
-//!   and scan), measured in this process;
+//! - the bridge's CPU share, bytes per sweep line on the socket, sweeps dropped;
+//! - the CPU of one sweep on each side (the bridge's pack and sweep line; the harness's decode,
+//!   unpack and scan), measured in this process;
 //! - link-loss detection: the session against the bridge frozen (SIGSTOP: no pong, no step);
 //! - the load average, since the figures depend on what else runs.
 //!
@@ -112,17 +113,18 @@ fn dds_alone(env: RosEnv, pts: &[[f32; 4]]) {
     );
 }
 
+/// The encoding of the run (`ACRES_BENCH_SWEEPS`, default `mm_zstd`).
+fn encoding() -> link::SweepEncoding {
+    std::env::var("ACRES_BENCH_SWEEPS")
+        .ok()
+        .map(|w| link::SweepEncoding::parse(&w).expect("ACRES_BENCH_SWEEPS: f32, f32_zstd or mm_zstd"))
+        .unwrap_or(link::SweepEncoding::MmZstd)
+}
+
 /// The CPU of one sweep on each side, in this process.
 fn per_sweep_cpu(pts: &[[f32; 4]]) {
     let c = cloud(pts);
-    let step = link::Step {
-        seq: 1,
-        observation: observation(),
-        events: vec![],
-        sweep: None,
-        truth: None,
-        dropped_sweeps: 0,
-    };
+    let e = encoding();
     let time = |f: &mut dyn FnMut()| {
         let mut v: Vec<f64> = (0..50)
             .map(|_| {
@@ -134,28 +136,24 @@ fn per_sweep_cpu(pts: &[[f32; 4]]) {
         pct(&mut v, 0.5)
     };
     let bridge = time(&mut || {
-        let p = acres_bridge::sweeps::pack(&c).unwrap();
-        std::hint::black_box(link::encode_step(&step, Some(&p)));
+        let p = acres_bridge::sweeps::pack(&c, e).unwrap();
+        std::hint::black_box(link::encode_sweep(&p));
     });
-    let line = link::encode_step(&step, acres_bridge::sweeps::pack(&c).as_ref());
+    let line = link::encode_sweep(&acres_bridge::sweeps::pack(&c, e).expect("the cloud packs"));
     let harness = time(&mut || {
-        if let Ok(link::FromBridge::Step(s)) = link::decode::<link::FromBridge>(&line) {
-            std::hint::black_box(
-                s.sweep
-                    .as_ref()
-                    .and_then(|sw| acres_harness::world::link::convert::scan_of(sw, &ScanConfig::default())),
-            );
+        if let Ok(link::FromBridge::Sweep(sw)) = link::decode::<link::FromBridge>(&line) {
+            std::hint::black_box(acres_harness::world::link::convert::scan_of(&sw, &ScanConfig::default()));
         }
     });
     let pack = time(&mut || {
-        std::hint::black_box(acres_bridge::sweeps::pack(&c));
+        std::hint::black_box(acres_bridge::sweeps::pack(&c, e));
     });
     let decode = time(&mut || {
         std::hint::black_box(link::decode::<link::FromBridge>(&line).ok());
     });
     let sweep = match link::decode::<link::FromBridge>(&line) {
-        Ok(link::FromBridge::Step(s)) => s.sweep.expect("the step carries its sweep"),
-        _ => panic!("the step line decodes"),
+        Ok(link::FromBridge::Sweep(s)) => s,
+        _ => panic!("the sweep line decodes"),
     };
     let unpack = time(&mut || {
         std::hint::black_box(sweep.unpack().ok());
@@ -165,7 +163,8 @@ fn per_sweep_cpu(pts: &[[f32; 4]]) {
         std::hint::black_box(acres_vehicle::scan::scan(&points, &acres_vehicle::scan::ScanConfig::default()));
     });
     println!(
-        "  CPU per sweep: bridge pack + step line {bridge:.3} ms (on its loop: the pack, {pack:.3} ms), harness decode + scan {harness:.3} ms (on its reader thread: line {decode:.3} ms, unpack {unpack:.3} ms, scan {scan:.3} ms)"
+        "  CPU per sweep ({e}): bridge pack + sweep line {bridge:.3} ms (on its loop: the pack, {pack:.3} ms), harness decode + scan {harness:.3} ms (on its reader thread: line {decode:.3} ms, unpack {unpack:.3} ms, scan {scan:.3} ms); {} bytes a line",
+        line.len()
     );
 }
 
@@ -174,7 +173,7 @@ fn main() {
         eprintln!("link_sweeps: not inside a private network namespace; run it under unshare -n (see the file's docs)");
         return;
     }
-    println!("link_sweeps: 14,400-point sweeps at 10 Hz (load average {})", loadavg());
+    println!("link_sweeps: 14,400-point sweeps at 10 Hz, {} (load average {})", encoding(), loadavg());
     let env = RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
     let pts: Vec<[f32; 4]> = (0..14_400)
         .map(|i| {
@@ -243,29 +242,34 @@ fn through_bridge(
     } else {
         Vec::new()
     };
-    let session = acres_harness::world::link::Session::attach(
-        "127.0.0.1",
+    let opts = acres_harness::world::link::LinkOptions {
+        host: "127.0.0.1".into(),
         port,
-        None,
-        &pins,
-        2.0,
-        Duration::from_secs(10),
-        ScanConfig::default(),
-    )
-    .expect("attach to the bridge");
+        silent_s: 2.0,
+        token: None,
+        pins,
+        sweep_encoding: encoding(),
+    };
+    let session =
+        acres_harness::world::link::Session::attach(&opts, Duration::from_secs(10), ScanConfig::default())
+            .expect("attach to the bridge");
     let shared = session.shared.clone();
     let reader = std::thread::spawn(move || {
         let (mut lat_ms, mut taken_ms, mut sweep_bytes, mut dropped) =
             (Vec::new(), Vec::new(), Vec::new(), 0u64);
         while lat_ms.len() < SWEEPS {
             let Ok(r) = session.rx.recv_timeout(Duration::from_secs(5)) else { break };
-            if let link::FromBridge::Step(st) = &r.msg {
-                dropped = st.dropped_sweeps;
-                if let (Some(sw), Some(_scan)) = (&st.sweep, &r.scan) {
+            match &r.msg {
+                link::FromBridge::Step(st) => dropped = st.dropped_sweeps,
+                link::FromBridge::Sweep(sw) if r.scan.is_some() => {
                     taken_ms.push((wall_s() - sw.t_s) * 1000.0);
                     lat_ms.push((r.at_wall_s - sw.t_s) * 1000.0);
-                    sweep_bytes.push(link::encode(&r.msg).len() as f64);
+                    sweep_bytes.push(
+                        session.shared.counts.bytes_received.load(std::sync::atomic::Ordering::Relaxed)
+                            as f64,
+                    );
                 }
+                _ => {}
             }
         }
         (lat_ms, taken_ms, sweep_bytes, dropped, session)
@@ -299,7 +303,7 @@ fn through_bridge(
     let secs_run = wall0.elapsed().as_secs_f64();
     let tick = 100.0; // USER_HZ
     let cpu_share = (cpu_ticks(pid) - t_cpu0) as f64 / tick / secs_run;
-    let (mut lat, mut taken, mut bytes, dropped, _session) = reader.join().unwrap();
+    let (mut lat, mut taken, bytes, dropped, _session) = reader.join().unwrap();
     let mut periods: Vec<f64> =
         beat_at.windows(2).map(|w| ((w[1] - w[0]).as_secs_f64() - 0.2).abs() * 1000.0).collect();
     println!("  {} sweeps through acres_bridge to the harness's link session", lat.len());
@@ -315,7 +319,14 @@ fn through_bridge(
             pct(&mut taken, 0.5),
             pct(&mut taken, 0.99)
         );
-        println!("  bytes per sweep step on the socket: {:.0}", pct(&mut bytes, 0.5));
+        // Bytes received between two sweeps: a sweep line and the steps between (two at 20 Hz).
+        let mut per: Vec<f64> = bytes.windows(2).map(|w| w[1] - w[0]).collect();
+        if !per.is_empty() {
+            println!(
+                "  bytes on the socket per sweep period (its sweep line and two steps): {:.0}",
+                pct(&mut per, 0.5)
+            );
+        }
     }
     if !periods.is_empty() {
         let p50 = pct(&mut periods, 0.5);

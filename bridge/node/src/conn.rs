@@ -7,13 +7,17 @@
 //! thread, which waits on the socket. So the loop never blocks on the socket, and a line
 //! usually costs no thread hand-over.
 //!
-//! Control lines are queued in order; a step carries a sweep only when no sweep is queued or
+//! Control lines are queued in order; a sweep line is queued only when no sweep is queued or
 //! being written and the outbox holds less than [`SWEEP_QUEUE_MAX`] (a pong queued just before
 //! does not stop it), so control traffic never waits behind more than one sweep, and only one
-//! queued after it (the bridge keeps the newest sweep meanwhile). The socket keeps at most
-//! [`NOT_SENT_MAX`] bytes that the network has not taken yet (`TCP_NOTSENT_LOWAT`): a write
-//! that would leave more waits, so "written" means nearly sent, even on a slow field link,
-//! where the kernel would otherwise hold several sweeps before a control line.
+//! queued after it (the bridge keeps the newest sweep meanwhile). The socket keeps a bounded
+//! number of bytes that the network has not taken yet (`TCP_NOTSENT_LOWAT`): a write that
+//! would leave more waits, so "written" means nearly sent, even on a slow field link, where the
+//! kernel would otherwise hold several sweeps before a control line. The bound adapts to the
+//! link ([`next_not_sent`]): about [`NOT_SENT_WINDOW_S`] of the rate the writer thread's
+//! blocked writes measure, between [`NOT_SENT_MIN`] and [`NOT_SENT_MAX`]; so on a slow link a
+//! control line waits at most for the rest of one sweep and that window, and on a fast one the
+//! socket takes whole sweeps at once.
 //!
 //! With TLS ([`acres_link_protocol::tls`]) each line is sealed into its TLS records as it is
 //! queued (on the queuing thread, in queue order), [`SEAL_PIECE_BYTES`] of it at a time, each
@@ -58,11 +62,34 @@ pub enum Incoming {
 /// A sweep may be queued behind at most this many bytes of lines.
 pub const SWEEP_QUEUE_MAX: usize = 64 << 10;
 
-/// Bytes the socket may hold that the network has not taken (`TCP_NOTSENT_LOWAT`): behind
-/// them (and at most [`SWEEP_QUEUE_MAX`] queued) a control line waits about 0.13 s on a
-/// 20 Mbit/s field link (without a bound, Linux lets
-/// the send buffer grow to several MB of sweeps).
+/// The most bytes the socket may hold that the network has not taken (`TCP_NOTSENT_LOWAT`), on
+/// a fast link (without a bound, Linux lets the send buffer grow to several MB of sweeps).
 pub const NOT_SENT_MAX: u32 = 256 << 10;
+
+/// The least such bytes, on a slow link (and at the start, until the first writes measure it).
+pub const NOT_SENT_MIN: u32 = 8 << 10;
+
+/// The not-sent bound is this long at the link's measured rate, s.
+pub const NOT_SENT_WINDOW_S: f64 = 0.01;
+
+/// A write that took at least this long waited for the network: its rate is the link's, s.
+const BLOCKED_S: f64 = 0.001;
+
+/// The not-sent bound after a write of `bytes` in the writer thread that took `elapsed_s`,
+/// from `now`: a blocked write (at least [`BLOCKED_S`]) of at least [`NOT_SENT_MIN`] / 2 bytes
+/// measures the link's rate and sets the bound to [`NOT_SENT_WINDOW_S`] of it; a write of at
+/// least half the bound that did not block doubles it; both within [`NOT_SENT_MIN`],
+/// [`NOT_SENT_MAX`].
+pub fn next_not_sent(now: u32, bytes: usize, elapsed_s: f64) -> u32 {
+    let next = if elapsed_s >= BLOCKED_S && bytes >= (NOT_SENT_MIN / 2) as usize {
+        (bytes as f64 / elapsed_s * NOT_SENT_WINDOW_S) as u32
+    } else if elapsed_s < BLOCKED_S && bytes >= (now / 2) as usize {
+        now.saturating_mul(2)
+    } else {
+        now
+    };
+    next.clamp(NOT_SENT_MIN, NOT_SENT_MAX)
+}
 
 /// The most bytes queued for a harness that does not read; past it the harness is detached
 /// (at 20 steps a second without sweeps, about 10 s of steps).
@@ -129,7 +156,7 @@ impl Conn {
         if let Err(e) = sock.set_send_buffer_size(SOCKET_BUFFER_BYTES) {
             debug!(error = %e, "the send buffer keeps its size");
         }
-        if let Err(e) = sock.set_tcp_notsent_lowat(NOT_SENT_MAX) {
+        if let Err(e) = sock.set_tcp_notsent_lowat(NOT_SENT_MIN) {
             debug!(error = %e, "no bound on the bytes not sent");
         }
         debug!(bytes = sock.send_buffer_size().unwrap_or(0), "link send buffer");
@@ -291,6 +318,7 @@ fn write_now(stream: &TcpStream, buf: &[u8]) -> usize {
 
 fn write_loop(outbox: &(Mutex<Outbox>, Condvar), w: &mut TcpStream, counts: &Counts) {
     let (lock, cv) = outbox;
+    let mut not_sent = NOT_SENT_MIN;
     loop {
         let q = {
             let mut o = lock.lock().expect("outbox lock");
@@ -309,7 +337,15 @@ fn write_loop(outbox: &(Mutex<Outbox>, Condvar), w: &mut TcpStream, counts: &Cou
             }
         };
         let rest = &q.line[q.from..];
+        let started = std::time::Instant::now();
         let ok = w.write_all(rest).is_ok();
+        let next = next_not_sent(not_sent, rest.len(), started.elapsed().as_secs_f64());
+        if next != not_sent {
+            not_sent = next;
+            if let Err(e) = socket2::SockRef::from(&*w).set_tcp_notsent_lowat(not_sent) {
+                debug!(error = %e, "the bound on the bytes not sent stays");
+            }
+        }
         if q.last {
             counts.lines_out.fetch_add(1, Ordering::Relaxed);
         }
@@ -362,4 +398,23 @@ pub fn read_line(r: &mut impl BufRead, counts: &Counts) -> Option<Result<FromHar
         Ok(s) => decode(&s),
         Err(_) => Err(LineError::Malformed("the line is not UTF-8".into())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_not_sent_bound_follows_the_links_rate_within_its_limits() {
+        // 5 Mbit/s: 62.5 kB in 0.1 s; 10 ms of it is 6.25 kB, below the least bound.
+        assert_eq!(next_not_sent(NOT_SENT_MAX, 62_500, 0.1), NOT_SENT_MIN);
+        // 100 Mbit/s: 125 kB in 10 ms; 10 ms of it.
+        assert_eq!(next_not_sent(NOT_SENT_MIN, 125_000, 0.01), 125_000);
+        // Fast writes of at least half the bound double it, up to the most.
+        assert_eq!(next_not_sent(NOT_SENT_MIN, 4096, 0.0001), 2 * NOT_SENT_MIN);
+        assert_eq!(next_not_sent(NOT_SENT_MAX, 1 << 20, 0.0001), NOT_SENT_MAX);
+        // Small lines say nothing: a step that waited, a pong that did not.
+        assert_eq!(next_not_sent(3 * NOT_SENT_MIN, 600, 0.05), 3 * NOT_SENT_MIN);
+        assert_eq!(next_not_sent(3 * NOT_SENT_MIN, 600, 0.0), 3 * NOT_SENT_MIN);
+    }
 }

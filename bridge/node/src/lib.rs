@@ -6,7 +6,7 @@
 //! | `/acres/skill` (action client) | `acres_interfaces/action/Skill` | a goal for each `skill` line; `reply` on its goal response, `result` at its end |
 //! | `/acres/observation` (in) | `acres_interfaces/Observation` | one `step` each |
 //! | `/acres/events` (in) | `acres_interfaces/SkillEvent` | in the next `step` |
-//! | `/lidar/points` (in, sensor data) | `sensor_msgs/PointCloud2` | packed on the sweep thread; the newest sweep rides the next `step` that can carry it at once |
+//! | `/lidar/points` (in, sensor data) | `sensor_msgs/PointCloud2` | packed as it comes, in the harness's encoding; one `sweep` line each, stamped with the cloud's stamp, as soon as the link can take it (the newest waits meanwhile) |
 //! | `/acres/sim/truth` (in) | `acres_interfaces/SimTruth` | in the next `step` (simulated runs only) |
 //! | `/acres/skill/heartbeat` (out) | `acres_interfaces/Heartbeat` | one per `beat` |
 //!
@@ -36,8 +36,9 @@
 //! The loop waits for work instead of polling for it ([`acres_ros::Waiter`]): a sample on any
 //! of its subscriptions or a line from the harness wakes it at once; otherwise it looks at the
 //! action client's replies and for new connections every [`ACTION_POLL`]. It packs each sweep as
-//! it takes it ([`sweeps`], about 0.05 ms) and the next step copies the packed text; nothing
-//! waits for a sweep.
+//! it takes it ([`sweeps`]) and sends it in its own line at once when no sweep is being written
+//! (else at the first pass after that one is written, within [`ACTION_POLL`]); a step never
+//! waits for a sweep, and a sweep never waits for an observation.
 //!
 //! Layout: [`Params`], [`Bridge`] (the loop), `conn` (one connection's threads), `goals`,
 //! `sweeps` (the newest packed sweep).
@@ -272,6 +273,7 @@ impl Bridge {
         let out = self.goals.poll(&self.client);
         busy |= !out.is_empty();
         if let Some(a) = &mut self.conn {
+            busy |= a.send_sweep(&mut self.sweeps);
             for m in &out {
                 a.conn.send(m);
             }
@@ -293,6 +295,7 @@ impl Bridge {
             token_required: self.params.token.is_some(),
             truth: self.truth_seen.is_some_and(|t| t.elapsed().as_secs_f64() < TRUTH_FRESH_S),
             nonce: nonce.to_string(),
+            sweep_encodings: link::SweepEncoding::ALL.to_vec(),
         }
     }
 
@@ -384,21 +387,23 @@ impl Bridge {
                 a.events.push(e);
             }
         }
-        // Before the observations: the sweep that came with one then rides its step.
+        // The observations first (small lines), then the newest sweep in its own line: the
+        // harness pairs the two by their stamps, whichever comes first.
+        while let Some(o) = self.observation.take() {
+            busy = true;
+            if let Some(a) = &mut self.conn {
+                a.step(o, self.sweeps.dropped());
+            }
+        }
         let (mut newest, mut skipped) = (None, 0);
         while let Some(pc) = self.points.take() {
             busy = true;
             skipped += u64::from(newest.replace(pc).is_some());
         }
         if let Some(pc) = newest {
-            if self.conn.is_some() {
-                self.sweeps.put(&pc, skipped);
-            }
-        }
-        while let Some(o) = self.observation.take() {
-            busy = true;
             if let Some(a) = &mut self.conn {
-                a.step(o, &mut self.sweeps);
+                self.sweeps.put(&pc, skipped);
+                a.send_sweep(&mut self.sweeps);
             }
         }
         busy
@@ -406,21 +411,28 @@ impl Bridge {
 }
 
 impl Attached {
-    /// The step of an observation, with the packed sweep when one waits and a sweep could go at
-    /// once (none queued or being written, little queued before it).
-    fn step(&mut self, observation: Observation, sweeps: &mut sweeps::Sweeps) {
+    /// The step of an observation; `dropped_sweeps`: the sweeps dropped so far.
+    fn step(&mut self, observation: Observation, dropped_sweeps: u64) {
         self.seq += 1;
-        let mut step = link::Step {
+        let step = link::Step {
             seq: self.seq,
             observation,
             events: std::mem::take(&mut self.events),
-            sweep: None,
             truth: self.truth.take(),
-            dropped_sweeps: 0,
+            dropped_sweeps,
         };
-        let sweep = if self.conn.sweep_free() { sweeps.take() } else { None };
-        step.dropped_sweeps = sweeps.dropped();
-        self.conn.send_line(link::encode_step(&step, sweep.as_ref()), sweep.is_some());
+        self.conn.send(&FromBridge::Step(step));
+    }
+
+    /// Sends the waiting sweep in its own line when a sweep could go at once (none queued or
+    /// being written, little queued before it); true when one went.
+    fn send_sweep(&mut self, sweeps: &mut sweeps::Sweeps) -> bool {
+        if !sweeps.waiting() || !self.conn.sweep_free() {
+            return false;
+        }
+        let Some(sweep) = sweeps.take() else { return false };
+        self.conn.send_line(link::encode_sweep(&sweep), true);
+        true
     }
 }
 

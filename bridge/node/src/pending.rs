@@ -269,9 +269,9 @@ impl Bridge {
             );
         }
         let now = self.node.now_s();
-        info!(%peer, harness = %at.harness, "harness attached");
+        info!(%peer, harness = %at.harness, sweeps = %at.sweep_encoding, "harness attached");
         w.conn.send(&FromBridge::Welcome(link::Welcome { t_s: now, proof }));
-        self.sweeps.reset();
+        self.sweeps.reset(at.sweep_encoding);
         self.conn = Some(Attached { conn: w.conn, seq: 0, events: Vec::new(), truth: None, beats: 0 });
     }
 

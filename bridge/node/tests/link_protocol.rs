@@ -249,3 +249,73 @@ fn a_harness_that_stops_reading_is_detached_and_the_bridge_stays_bounded() {
     assert!(matches!(d.next(), Some(FromBridge::Hello(_))));
     assert!(matches!(d.attach(link::PROTOCOL_VERSION, None), Some(FromBridge::Welcome(_))));
 }
+
+#[test]
+#[ignore = "needs a private network namespace: run by tools/test.sh under unshare -n"]
+fn each_sweep_goes_in_its_own_line_stamped_in_the_encoding_asked_with_no_observation() {
+    require_netns();
+    let t0 = Instant::now();
+    let dir = TempDir::new("sweeps");
+    let _bridge = bridge(5649, &[], &dir.join("bridge.log"), &[]);
+    // The test's own loopback-only node publishes sweeps and never an observation: each sweep
+    // must come alone, not with a step.
+    let args = acres_ros::RosArgs::parse(["test"], "acres_link_sweep_test").unwrap();
+    let env = acres_ros::RosEnv { domain_id: 0, range: acres_ros::env::DiscoveryRange::Localhost };
+    let mut node = acres_ros::RosNode::new(args, env).unwrap();
+    let points = node
+        .publisher::<acres_msgs::sensor_msgs::PointCloud2>("/lidar/points", acres_ros::qos::sensor_data())
+        .unwrap();
+    let pts: Vec<[f32; 4]> = (0..3000)
+        .map(|i| {
+            let a = i as f32 * 0.0021;
+            [12.0 * a.cos(), 12.0 * a.sin(), -1.5 + (i % 16) as f32 * 0.1234567, 0.2]
+        })
+        .collect();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (s, p) = (stop.clone(), pts.clone());
+    // Stamps 1000.0, 1000.1, …: a sweep's `t_s` must be one of them.
+    let publisher = std::thread::spawn(move || {
+        let mut k = 0u32;
+        while !s.load(std::sync::atomic::Ordering::Relaxed) && k < 600 {
+            let stamp = acres_msgs::builtin_interfaces::Time {
+                sec: 1000 + (k / 10) as i32,
+                nanosec: (k % 10) * 100_000_000,
+            };
+            let h = acres_msgs::std_msgs::Header { stamp, frame_id: "lidar".into() };
+            points.publish(acres_ros::cloud::to_cloud(h, &p));
+            k += 1;
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    for enc in link::SweepEncoding::ALL {
+        let mut c = Raw::tls(5649, &dir);
+        c.sweep_encoding = enc;
+        match c.next() {
+            Some(FromBridge::Hello(h)) => assert_eq!(h.sweep_encodings, link::SweepEncoding::ALL.to_vec()),
+            other => panic!("expected hello, got {other:?}"),
+        }
+        assert!(matches!(c.attach(link::PROTOCOL_VERSION, None), Some(FromBridge::Welcome(_))));
+        for _ in 0..3 {
+            let sw = c.next_sweep().expect("a sweep line within 5 s");
+            assert_eq!((sw.encoding, sw.points), (enc, 3000));
+            let tenths = (sw.t_s - 1000.0) * 10.0;
+            assert!((tenths - tenths.round()).abs() < 1e-5, "stamped with its cloud's stamp: {}", sw.t_s);
+            let back = sw.unpack().unwrap();
+            for (a, b) in pts.iter().zip(&back) {
+                for k in 0..4 {
+                    if enc.lossless() || k == 3 {
+                        assert_eq!(a[k].to_bits(), b[k].to_bits(), "{enc}");
+                    } else {
+                        assert!((a[k] - b[k]).abs() <= 0.0005 + 1e-5, "{enc}: {a:?} {b:?}");
+                    }
+                }
+            }
+        }
+        c.send(&FromHarness::End(link::End { cause: "done".into() }));
+        while c.next_sweep().is_some() {}
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    publisher.join().unwrap();
+    eprintln!("sweep lines in three encodings took {:?}", t0.elapsed());
+    assert!(t0.elapsed() < Duration::from_secs(60));
+}

@@ -214,6 +214,7 @@ fn a_bridge_that_cannot_prove_the_token_is_left() {
             token_required: true,
             truth: false,
             nonce: link::auth::new_nonce(),
+            sweep_encodings: link::SweepEncoding::ALL.to_vec(),
         };
         w.write_all(link::encode(&FromBridge::Hello(hello)).as_bytes()).unwrap();
         let mut lines = Vec::new();

@@ -16,15 +16,17 @@
 //! Before all this, unless the link is plaintext on purpose, the socket speaks TLS 1.3 and the
 //! harness pins the bridge's certificate by its fingerprint ([`tls`]).
 //! 3. The bridge sends a [`Step`] for each observation of the vehicle (with the skill server's
-//!    events since the last step, and the newest sweep when one arrived), [`SkillReply`] to each
+//!    events since the last step), a [`Sweep`] line for each LiDAR sweep as it comes (stamped
+//!    with its acquisition time; the harness pairs it with the step of that time), [`SkillReply`] to each
 //!    [`SkillRequest`], and [`Pong`] to each [`Ping`]. The harness sends [`Beat`] every 0.2 s
 //!    (the bridge publishes one heartbeat for each), [`Ping`] to measure the link, [`Cancel`],
 //!    and [`End`] when it is done (the bridge then cancels every goal it sent).
 //! 4. A line the bridge cannot read gets [`ErrorLine`] and the link stays usable; a line longer
 //!    than [`MAX_LINE_BYTES`] is answered the same way and skipped.
 //!
-//! Points travel packed: little-endian `f32` x, y, z, intensity per point, base64 — never as
-//! JSON numbers ([`Sweep::pack`], [`Sweep::unpack`]).
+//! Points travel packed, in the encoding the harness chose in `attach` among those `hello`
+//! offers ([`SweepEncoding`]: 1 mm deltas zstd-compressed, or lossless), base64 — never as JSON
+//! numbers ([`Sweep::pack`], [`Sweep::unpack`]).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -40,16 +42,22 @@ pub mod tls;
 
 pub use lines::{read_bounded, BoundedLine};
 pub use messages::*;
-pub use sweep::{PackedSweep, Sweep, SweepError, BYTES_PER_POINT, FIELDS_PER_POINT};
+pub use sweep::{
+    le_bytes, PackedSweep, Sweep, SweepEncoding, SweepError, BYTES_PER_POINT, FIELDS_PER_POINT,
+    MAX_SWEEP_POINTS, RESOLUTION_M,
+};
 
 /// The protocol version, checked at `hello`/`attach`. Version 2: the observation carries the
 /// route ahead, and a `geometry_msgs/Point` that is not given (an event's `hold_at`) is `null`
 /// like every other float that is not given. Version 3: the token is checked by a
 /// challenge–response ([`auth`]: nonces in `hello` and `attach`, proofs in `attach` and
 /// `welcome`), never sent; the link runs over TLS ([`tls`]) unless it is plaintext on purpose.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// Version 4: sweeps travel in `sweep` lines of their own as they come, stamped, in an encoding
+/// negotiated at `hello` ([`SweepEncoding`]); a step carries none. A peer of another version
+/// is refused, naming both versions.
+pub const PROTOCOL_VERSION: u32 = 4;
 
-/// The longest line either side reads, bytes (a 14,400-point sweep is about 310 kB).
+/// The longest line either side reads, bytes (a 14,400-point sweep is about 310 kB as `f32`).
 pub const MAX_LINE_BYTES: usize = 4 << 20;
 
 /// The socket buffer each side asks for, bytes: three step lines of a 14,400-point sweep (307 kB
@@ -104,31 +112,15 @@ pub fn encode<M: serde::Serialize>(msg: &M) -> String {
     s
 }
 
-/// Encodes a step whose sweep was packed beforehand (`step.sweep` is ignored): the same line as
-/// [`encode`] of the step with that sweep, with the sweep's text copied, not encoded again.
-pub fn encode_step(step: &Step, sweep: Option<&PackedSweep>) -> String {
-    /// [`FromBridge::Step`] as it serializes, with the sweep as ready JSON text.
-    #[derive(serde::Serialize)]
-    struct StepLine<'a> {
-        #[serde(rename = "type")]
-        ty: &'static str,
-        seq: u64,
-        observation: &'a acres_msgs::acres_interfaces::Observation,
-        events: &'a [acres_msgs::acres_interfaces::SkillEvent],
-        sweep: Option<&'a serde_json::value::RawValue>,
-        truth: &'a Option<acres_msgs::acres_interfaces::SimTruth>,
-        dropped_sweeps: u64,
-    }
-    let line = StepLine {
-        ty: "step",
-        seq: step.seq,
-        observation: &step.observation,
-        events: &step.events,
-        sweep: sweep.map(PackedSweep::raw),
-        truth: &step.truth,
-        dropped_sweeps: step.dropped_sweeps,
-    };
-    encode(&line)
+/// Encodes the `sweep` line of a sweep packed beforehand: the same line as [`encode`] of
+/// [`FromBridge::Sweep`] of that sweep, with the sweep's text copied, not encoded again.
+pub fn encode_sweep(sweep: &PackedSweep) -> String {
+    let body = sweep.json().strip_prefix('{').expect("a packed sweep is a JSON object");
+    let mut s = String::with_capacity(body.len() + 18);
+    s.push_str("{\"type\":\"sweep\",");
+    s.push_str(body);
+    s.push('\n');
+    s
 }
 
 /// Decodes one line (with or without its `\n`) as a message of one direction

@@ -6,7 +6,7 @@
 use acres_msgs::acres_interfaces::{Observation, SimTruth, SkillEvent, SkillGoal};
 use serde::{Deserialize, Serialize};
 
-use crate::sweep::Sweep;
+use crate::sweep::{Sweep, SweepEncoding};
 
 /// What the bridge sends.
 #[allow(clippy::large_enum_variant)] // steps are most of the traffic; boxing them buys nothing
@@ -19,8 +19,10 @@ pub enum FromBridge {
     Welcome(Welcome),
     /// The attach is refused; the bridge closes the socket.
     Refused(Refused),
-    /// One observation of the vehicle, the events since the last step, maybe a sweep.
+    /// One observation of the vehicle, the events since the last step.
     Step(Step),
+    /// One LiDAR sweep, as it came, stamped with its acquisition time.
+    Sweep(Sweep),
     /// The answer to a skill request: accepted by the skill server, or rejected with a cause.
     Reply(SkillReply),
     /// The end of a skill the harness asked for: the action's result.
@@ -64,6 +66,8 @@ pub struct Hello {
     /// The bridge's fresh nonce of this connection (64 hex characters): the attach's proof
     /// covers it ([`crate::auth`]).
     pub nonce: String,
+    /// The sweep encodings the bridge packs, the one it prefers first.
+    pub sweep_encodings: Vec<SweepEncoding>,
 }
 
 /// The harness's answer to `hello`.
@@ -82,6 +86,10 @@ pub struct Attach {
     /// TLS channel ([`crate::auth::attach_proof`]). The token itself never travels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<String>,
+    /// The encoding the harness wants its sweeps in, one of those `hello` offers (absent only
+    /// in an attach of another version, which is refused for its version).
+    #[serde(default)]
+    pub sweep_encoding: SweepEncoding,
 }
 
 /// The harness is attached.
@@ -134,8 +142,6 @@ pub struct Step {
     pub observation: Observation,
     /// The skill server's events since the last step (`/acres/events`).
     pub events: Vec<SkillEvent>,
-    /// The newest sweep since the last step (`/lidar/points`), if one came.
-    pub sweep: Option<Sweep>,
     /// The simulator's truth, when a core node publishes it.
     pub truth: Option<SimTruth>,
     /// Sweeps dropped on this connection so far (replaced by a newer one before they could go).

@@ -37,6 +37,7 @@ fn every_documented_line_decodes_and_every_type_is_documented() {
         "bridge:welcome",
         "bridge:refused",
         "bridge:step",
+        "bridge:sweep",
         "bridge:reply",
         "bridge:result",
         "bridge:pong",
@@ -67,6 +68,10 @@ fn check_bridge(m: &FromBridge, line: usize) {
                     );
                 }
             }
+        }
+        FromBridge::Sweep(s) => {
+            let pts = s.unpack().unwrap_or_else(|e| panic!("line {line}: {e}"));
+            assert_eq!(pts.len(), s.points as usize, "line {line}");
         }
         _ => {}
     }

@@ -17,6 +17,7 @@ fn bridge_msgs(seed: u64) -> Vec<FromBridge> {
             token_required: seed.is_multiple_of(2),
             truth: true,
             nonce: "0f".repeat(32),
+            sweep_encodings: SweepEncoding::ALL.to_vec(),
         }),
         FromBridge::Welcome(Welcome {
             t_s: seed as f64 * 0.05,
@@ -27,10 +28,10 @@ fn bridge_msgs(seed: u64) -> Vec<FromBridge> {
             seq: seed,
             observation: Observation::example(g),
             events: (0..seed % 3).map(|_| SkillEvent::example(g)).collect(),
-            sweep: (!seed.is_multiple_of(2)).then(|| Sweep::pack(1.5, &pts)),
             truth: seed.is_multiple_of(3).then(|| SimTruth::example(g)),
             dropped_sweeps: seed / 3,
         }),
+        FromBridge::Sweep(Sweep::pack(1.5, &pts, SweepEncoding::ALL[(seed % 3) as usize])),
         FromBridge::Reply(SkillReply {
             id: seed,
             accepted: false,
@@ -58,6 +59,7 @@ fn harness_msgs(seed: u64) -> Vec<FromHarness> {
             harness: "acres-harness 0.1".into(),
             nonce: "1e".repeat(32),
             proof: seed.is_multiple_of(2).then(|| "cd".repeat(32)),
+            sweep_encoding: SweepEncoding::ALL[(seed % 3) as usize],
         }),
         FromHarness::Skill(SkillRequest { id: seed, goal: SkillGoal::example(g) }),
         FromHarness::Cancel(Cancel { id: seed.is_multiple_of(2).then_some(seed) }),
@@ -82,17 +84,15 @@ proptest! {
     }
 
     #[test]
-    fn a_step_with_a_packed_sweep_is_the_line_of_the_step_with_that_sweep(seed in any::<u64>()) {
-        let pts: Vec<[f32; 4]> = (0..(seed % 40)).map(|i| [i as f32 * 0.5, -1.25, seed as f32, 0.5]).collect();
+    fn a_packed_sweep_line_is_the_line_of_that_sweep(seed in any::<u64>(), n in 0usize..40) {
+        let pts: Vec<[f32; 4]> = (0..n).map(|i| [i as f32 * 0.5, -1.25, (seed % 1000) as f32, 0.5]).collect();
         let t_s = (seed % 100_000) as f64 * 0.05;
-        for m in bridge_msgs(seed) {
-            let FromBridge::Step(mut step) = m else { continue };
-            step.sweep = Some(Sweep::pack(t_s, &pts));
-            let whole = encode(&FromBridge::Step(step.clone()));
-            let packed = PackedSweep::pack(t_s, &pts);
-            prop_assert_eq!(&encode_step(&step, Some(&packed)), &whole);
-            step.sweep = None;
-            prop_assert_eq!(encode_step(&step, None), encode(&FromBridge::Step(step)));
+        for e in SweepEncoding::ALL {
+            let packed = PackedSweep::pack(t_s, &pts, e);
+            let line = encode_sweep(&packed);
+            prop_assert_eq!(&line, &encode(&FromBridge::Sweep(Sweep::pack(t_s, &pts, e))));
+            let FromBridge::Sweep(back) = decode::<FromBridge>(&line).unwrap() else { panic!("{line}") };
+            prop_assert_eq!(back.unpack().unwrap(), pts.clone());
         }
     }
 
@@ -125,7 +125,7 @@ fn the_type_words_are_the_documented_ones() {
                 .to_string()
         })
         .collect();
-    assert_eq!(words, ["hello", "welcome", "refused", "step", "reply", "result", "pong", "error"]);
+    assert_eq!(words, ["hello", "welcome", "refused", "step", "sweep", "reply", "result", "pong", "error"]);
     let words: Vec<String> = harness_msgs(1)
         .iter()
         .map(|m| {
@@ -141,21 +141,12 @@ fn the_type_words_are_the_documented_ones() {
 #[test]
 fn a_full_sweep_fits_a_line_and_its_bytes_are_known() {
     let pts: Vec<[f32; 4]> = (0..14_400).map(|i| [i as f32, 0.5, -0.25, 1.0]).collect();
-    let s = Sweep::pack(0.1, &pts);
+    let s = Sweep::pack(0.1, &pts, SweepEncoding::F32);
     assert_eq!(s.data.len(), 307_200, "base64 of 230,400 bytes");
-    let g = &mut Gen::new(3);
-    let step = FromBridge::Step(Step {
-        seq: 1,
-        observation: Observation::example(g),
-        events: vec![],
-        sweep: Some(s),
-        truth: None,
-        dropped_sweeps: 0,
-    });
-    let line = encode(&step);
+    let line = encode(&FromBridge::Sweep(s));
     assert!(line.len() < MAX_LINE_BYTES / 10, "{}", line.len());
     match decode::<FromBridge>(&line).unwrap() {
-        FromBridge::Step(st) => assert_eq!(st.sweep.unwrap().unpack().unwrap(), pts),
+        FromBridge::Sweep(s) => assert_eq!(s.unpack().unwrap(), pts),
         other => panic!("{other:?}"),
     }
 }
@@ -176,7 +167,6 @@ fn a_point_or_time_not_given_travels_as_null_and_comes_back_not_given() {
         seq: 3,
         observation: Observation::example(g),
         events: vec![event],
-        sweep: None,
         truth: Some(truth),
         dropped_sweeps: 0,
     });

@@ -70,6 +70,11 @@ pub struct RunArgs {
     /// Allows a plaintext link to a host other than loopback (no fingerprint pinned).
     #[arg(long)]
     pub link_insecure: bool,
+    /// How the bridge packs the LiDAR's sweeps for this harness: mm_zstd (1 mm, compressed:
+    /// about a tenth of f32's bytes), f32_zstd (lossless, compressed) or f32 (lossless, as
+    /// version 3 sent them).
+    #[arg(long, default_value = "mm_zstd", value_parser = parse_sweep_encoding)]
+    pub link_sweeps: acres_link_protocol::SweepEncoding,
     /// Starts the viewer of the out folder with the run (its URL first on stdout; it follows
     /// the runs and stays up after them until Ctrl-C).
     #[arg(long)]
@@ -220,6 +225,15 @@ fn link_options(a: &RunArgs) -> Result<crate::world::link::LinkOptions, Failure>
         silent_s: a.link_silent_s,
         token: std::env::var(LINK_TOKEN_ENV).ok().filter(|t| !t.is_empty()),
         pins,
+        sweep_encoding: a.link_sweeps,
+    })
+}
+
+/// A sweep encoding of `--link-sweeps`.
+fn parse_sweep_encoding(word: &str) -> Result<acres_link_protocol::SweepEncoding, String> {
+    acres_link_protocol::SweepEncoding::parse(word).ok_or_else(|| {
+        let known: Vec<&str> = acres_link_protocol::SweepEncoding::ALL.iter().map(|e| e.as_str()).collect();
+        format!("unknown sweep encoding \"{word}\": one of {}", known.join(", "))
     })
 }
 

@@ -267,7 +267,8 @@ pub struct LinkStats {
     pub bytes_sent: u64,
     /// Bytes received.
     pub bytes_received: u64,
-    /// Sweeps the bridge dropped (replaced by a newer one).
+    /// Sweeps dropped: by the bridge (replaced by a newer one), and by the harness (no step
+    /// within one control step of their stamp, or replaced before they were taken).
     pub dropped_sweeps: u64,
     /// The newest ping round trip, ms.
     pub ping_rtt_ms: Option<f64>,

@@ -233,6 +233,8 @@ pub struct Raw {
     pub bridge_nonce: String,
     /// The last attach line sent, as sent before TLS (for the replay test).
     pub last_attach: Vec<u8>,
+    /// The sweep encoding the attach asks for.
+    pub sweep_encoding: link::SweepEncoding,
 }
 
 impl Raw {
@@ -247,7 +249,14 @@ impl Raw {
     pub fn connect(port: u16) -> Raw {
         let s = Raw::socket(port);
         let r: Box<dyn Read + Send> = Box::new(s.try_clone().unwrap());
-        Raw { r: BufReader::new(r), w: s, sealer: None, bridge_nonce: String::new(), last_attach: Vec::new() }
+        Raw {
+            r: BufReader::new(r),
+            w: s,
+            sealer: None,
+            bridge_nonce: String::new(),
+            last_attach: Vec::new(),
+            sweep_encoding: link::SweepEncoding::MmZstd,
+        }
     }
 
     /// Connects with TLS pinning `fingerprint`; the handshake's error when it fails.
@@ -262,6 +271,7 @@ impl Raw {
             sealer: Some(sealer),
             bridge_nonce: String::new(),
             last_attach: Vec::new(),
+            sweep_encoding: link::SweepEncoding::MmZstd,
         })
     }
 
@@ -291,23 +301,41 @@ impl Raw {
         self.send_raw(link::encode(m).as_bytes());
     }
 
-    /// The next message other than a step; `None` at the end of the stream.
+    /// The next message other than a step or a sweep; `None` at the end of the stream (or
+    /// after 5 s without a line).
     pub fn next(&mut self) -> Option<link::FromBridge> {
         loop {
-            let mut line = String::new();
-            match self.r.read_line(&mut line) {
-                Ok(0) | Err(_) => return None,
-                Ok(_) => {}
+            match self.next_any()? {
+                link::FromBridge::Step(_) | link::FromBridge::Sweep(_) => continue,
+                m => return Some(m),
             }
-            match link::decode::<link::FromBridge>(&line) {
-                Ok(link::FromBridge::Step(_)) => continue,
-                Ok(link::FromBridge::Hello(h)) => {
-                    self.bridge_nonce = h.nonce.clone();
-                    return Some(link::FromBridge::Hello(h));
-                }
-                Ok(m) => return Some(m),
-                Err(e) => panic!("the bridge wrote an unreadable line: {e}"),
+        }
+    }
+
+    /// The next sweep line (other lines skipped); `None` at the end of the stream (or after 5 s
+    /// without a line).
+    pub fn next_sweep(&mut self) -> Option<link::Sweep> {
+        loop {
+            if let link::FromBridge::Sweep(s) = self.next_any()? {
+                return Some(s);
             }
+        }
+    }
+
+    /// The next message; `None` at the end of the stream.
+    fn next_any(&mut self) -> Option<link::FromBridge> {
+        let mut line = String::new();
+        match self.r.read_line(&mut line) {
+            Ok(0) | Err(_) => return None,
+            Ok(_) => {}
+        }
+        match link::decode::<link::FromBridge>(&line) {
+            Ok(link::FromBridge::Hello(h)) => {
+                self.bridge_nonce = h.nonce.clone();
+                Some(link::FromBridge::Hello(h))
+            }
+            Ok(m) => Some(m),
+            Err(e) => panic!("the bridge wrote an unreadable line: {e}"),
         }
     }
 
@@ -321,6 +349,7 @@ impl Raw {
             harness: "test".into(),
             nonce,
             proof,
+            sweep_encoding: self.sweep_encoding,
         }));
         self.last_attach = line.clone().into_bytes();
         self.send_raw(line.as_bytes());

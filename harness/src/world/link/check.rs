@@ -138,7 +138,7 @@ mod tests {
             ..Default::default()
         };
         o.header.stamp = Time { sec: t.floor() as i32, nanosec: ((t - t.floor()) * 1e9).round() as u32 };
-        Step { seq: 7, observation: o, events: Vec::new(), sweep: None, truth: None, dropped_sweeps: 0 }
+        Step { seq: 7, observation: o, events: Vec::new(), truth: None, dropped_sweeps: 0 }
     }
 
     #[test]

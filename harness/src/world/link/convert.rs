@@ -138,8 +138,9 @@ pub fn scan_of(s: &Sweep, cfg: &ScanConfig) -> Option<acres_vehicle::scan::Scan>
     sweep_of(s, cfg).map(|(scan, _)| scan)
 }
 
-/// The scan of a sweep and its points (sensor frame: x, y, z, intensity), which the recording
-/// keeps; `None` when the data is broken.
+/// The scan of a sweep and its points (sensor frame: x, y, z, intensity; as the encoding gives
+/// them back: bit for bit, or to the millimetre for `mm_zstd`), which the recording keeps;
+/// `None` when the data is broken.
 pub fn sweep_of(s: &Sweep, cfg: &ScanConfig) -> Option<(acres_vehicle::scan::Scan, Vec<[f32; 4]>)> {
     let pts = s.unpack().ok()?;
     let scan = acres_vehicle::scan::scan(&pts, cfg);

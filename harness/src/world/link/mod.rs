@@ -7,6 +7,9 @@
 //!   out on the vehicle's clock; a model call's latency passes in real time while steps queue).
 //! - The scan comes from each sweep through `acres_vehicle::scan` (the one scan function), made
 //!   on the session's reader thread.
+//! - Sweeps come in lines of their own, stamped; each is paired with the step of the nearest
+//!   stamp within one control step ([`pairing`], as `message_filters`' approximate-time policy
+//!   does), whichever of the two came first, and its scan is placed from that step's pose.
 //! - Beats and pings go from their own thread ([`session`]), whatever the planner does.
 //! - The world can be lost ([`WorldPort::lost`]): socket closed, no pong in 2 s, or no step for
 //!   `--link-silent-s`.
@@ -26,6 +29,9 @@ pub mod check;
 pub mod convert;
 pub mod ends;
 pub mod lateness;
+pub mod pairing;
+#[cfg(test)]
+mod quantized_tests;
 pub mod session;
 #[cfg(test)]
 mod tests;
@@ -47,8 +53,7 @@ use link::{FromBridge, FromHarness};
 use crate::scenario::Scenario;
 use crate::world::{LinkStats, LossCause, Truth, VehicleView, WorldPort};
 
-/// A step's sweep as the reader thread made it: its scan and its points (sensor frame).
-type SweepSeen = (Scan, Vec<[f32; 4]>);
+use pairing::{Pairing, SweepIn};
 
 pub use session::{AttachError, Received, Session};
 
@@ -71,6 +76,8 @@ pub struct LinkOptions {
     /// The bridge certificates' SHA-256 fingerprints pinned (64 hex characters each); empty:
     /// a plaintext link.
     pub pins: Vec<String>,
+    /// The encoding the harness asks for its sweeps (`--link-sweeps`).
+    pub sweep_encoding: link::SweepEncoding,
 }
 
 impl std::fmt::Debug for LinkOptions {
@@ -81,6 +88,7 @@ impl std::fmt::Debug for LinkOptions {
             .field("silent_s", &self.silent_s)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
             .field("pins", &self.pins)
+            .field("sweep_encoding", &self.sweep_encoding)
             .finish()
     }
 }
@@ -136,6 +144,8 @@ struct Observed {
     ahead_m: f64,
     route_ahead: Vec<Vec2>,
     scan: Option<Scan>,
+    /// The vehicle's pose at the step the scan's sweep was paired with.
+    scan_pose: Option<Pose>,
     /// The last sweep (its points), for the recording.
     sweep: Option<Arc<Sweep>>,
     truth: Option<Truth>,
@@ -144,8 +154,10 @@ struct Observed {
 
 /// What came over the link and waits to be taken.
 struct Inbox {
-    /// Steps received and not applied yet, each with the scan of its sweep.
-    queued: VecDeque<(link::Step, Option<SweepSeen>)>,
+    /// Steps received and not applied yet, each with the sweep paired with it.
+    queued: VecDeque<(link::Step, Option<SweepIn>)>,
+    /// Sweeps waiting for their step, and the applied steps a late sweep pairs with.
+    pairing: Pairing,
     /// The last step received (applied or queued).
     last_seq: u64,
     replies: Vec<link::SkillReply>,
@@ -175,15 +187,7 @@ impl LinkWorld {
         let (wc, _) = acres_core::world_of(sc, 0);
         let scan_cfg =
             wc.lidar.as_ref().map_or_else(ScanConfig::default, |l| ScanConfig::for_mount(l.mount_height_m));
-        let session = Session::attach(
-            &o.host,
-            o.port,
-            o.token.as_deref(),
-            &o.pins,
-            o.silent_s,
-            Duration::from_secs(20),
-            scan_cfg,
-        )?;
+        let session = Session::attach(o, Duration::from_secs(20), scan_cfg)?;
         let opts = acres_vehicle::server_options(sc);
         let mut w = LinkWorld {
             session,
@@ -209,12 +213,14 @@ impl LinkWorld {
                 ahead_m: f64::INFINITY,
                 route_ahead: Vec::new(),
                 scan: None,
+                scan_pose: None,
                 sweep: None,
                 truth: None,
                 events: Vec::new(),
             },
             inbox: Inbox {
                 queued: VecDeque::new(),
+                pairing: Pairing::new(wc.dt_s),
                 last_seq: 0,
                 replies: Vec::new(),
                 ends: ends::Ends::default(),
@@ -243,9 +249,14 @@ impl LinkWorld {
     /// Takes one message from the bridge, waiting up to `timeout`; false when none came.
     fn pump(&mut self, timeout: Duration) -> bool {
         match self.session.rx.recv_timeout(timeout).map(|r| (r.msg, r.scan.zip(r.points))) {
-            Ok((FromBridge::Step(s), scan)) => {
+            Ok((FromBridge::Step(s), _)) => {
                 self.inbox.last_seq = s.seq;
-                self.inbox.queued.push_back((s, scan));
+                self.inbox.queued.push_back((s, None));
+                self.inbox.pairing.pair(&mut self.inbox.queued);
+            }
+            Ok((FromBridge::Sweep(sw), Some((scan, points)))) => {
+                self.inbox.pairing.arrived(SweepIn { t_s: sw.t_s, scan, points });
+                self.inbox.pairing.pair(&mut self.inbox.queued);
             }
             Ok((FromBridge::Reply(r), _)) => self.inbox.replies.push(r),
             Ok((FromBridge::Result(r), _)) => self.inbox.ends.on_result(r, self.inbox.last_seq),
@@ -263,8 +274,9 @@ impl LinkWorld {
         true
     }
 
-    fn apply(&mut self, s: link::Step, sweep: Option<SweepSeen>) {
+    fn apply(&mut self, s: link::Step, sweep: Option<SweepIn>) {
         let mut v = convert::vehicle_of(&s.observation);
+        let raw_t_s = v.t_s;
         let t0 = *self.t0_s.get_or_insert(v.t_s);
         v.t_s = ((v.t_s - t0) * 1e6).round() / 1e6;
         self.now.vehicle = v;
@@ -293,15 +305,15 @@ impl LinkWorld {
         self.now.ahead_m = s.observation.ahead_m;
         self.now.route_ahead = convert::route_of(&s.observation);
         self.dropped_sweeps = s.dropped_sweeps;
+        self.inbox.pairing.applied(raw_t_s, self.now.vehicle.t_s, self.now.vehicle.pose);
         for b in self.now.vehicle.t_s.to_le_bytes().iter().chain(self.now.vehicle.pose.x.to_le_bytes().iter())
         {
             self.digest = (self.digest ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
         }
         self.now.events.extend(events);
-        if let Some((scan, points)) = sweep {
-            self.now.scan = Some(scan);
-            self.now.sweep =
-                Some(Arc::new(Sweep { stamp_s: self.now.vehicle.t_s, points, seen: Vec::new() }));
+        if let Some(sw) = sweep {
+            let (t, pose) = (self.now.vehicle.t_s, self.now.vehicle.pose);
+            self.take_scan(sw, t, pose);
         }
         if let Some(t) = &s.truth {
             self.now.truth = Some(convert::truth_of(t));
@@ -371,8 +383,18 @@ impl WorldPort for LinkWorld {
                     return false;
                 }
                 self.last_raw_t_s = Some(convert::secs(&s.observation.header.stamp));
-                let swept = scan.is_some();
+                let mut swept = scan.is_some();
                 self.apply(s, scan);
+                // A sweep that came after its step was applied: its scan now, placed from the
+                // pose of its step.
+                if let Some((sw, t, pose)) = self.inbox.pairing.take_late() {
+                    if swept {
+                        self.inbox.pairing.superseded();
+                    } else {
+                        self.take_scan(sw, t, pose);
+                        swept = true;
+                    }
+                }
                 return swept;
             }
             if self.lost().is_some() {
@@ -458,8 +480,9 @@ impl WorldPort for LinkWorld {
     fn lidar(&self) -> Option<acres_core::lidar::LidarConfig> {
         self.fixed.lidar.clone()
     }
+    /// The LiDAR's pose at the scan's sweep: from the pose of the step it was paired with.
     fn sensor_pose(&self) -> Pose {
-        let p = self.now.vehicle.pose;
+        let p = self.now.scan_pose.unwrap_or(self.now.vehicle.pose);
         let s = p.to_map(Vec2::new(self.fixed.lidar.as_ref().map_or(0.0, |l| l.mount_forward_m), 0.0));
         Pose { x: s.x, y: s.y, yaw: p.yaw }
     }
@@ -497,6 +520,14 @@ impl WorldPort for LinkWorld {
 }
 
 impl LinkWorld {
+    /// Makes a paired sweep the world's scan: `t_s` and `pose`, the mission time and the
+    /// vehicle's pose of its step.
+    fn take_scan(&mut self, sw: SweepIn, t_s: f64, pose: Pose) {
+        self.now.scan = Some(sw.scan);
+        self.now.scan_pose = Some(pose);
+        self.now.sweep = Some(Arc::new(Sweep { stamp_s: t_s, points: sw.points, seen: Vec::new() }));
+    }
+
     /// A skill was accepted: until the vehicle's observations show it, the status shows it
     /// starting (its steps are still queued), so the loop never takes the vehicle for idle.
     fn accepted(&mut self, kind: SkillKind, e: &SkillEvent) {
@@ -527,7 +558,7 @@ impl LinkWorld {
             received: c.received.load(Ordering::Relaxed),
             bytes_sent: c.bytes_sent.load(Ordering::Relaxed),
             bytes_received: c.bytes_received.load(Ordering::Relaxed),
-            dropped_sweeps: self.dropped_sweeps,
+            dropped_sweeps: self.dropped_sweeps + self.inbox.pairing.unpaired(),
             ping_rtt_ms: (rtt > 0).then(|| rtt as f64 / 1000.0),
             observation_age_s: self.session.shared.step_age_s(),
             lateness: self.session.shared.lateness.lock().expect("lateness lock").take(),

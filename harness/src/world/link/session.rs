@@ -1,8 +1,9 @@
 //! The harness's end of one link: the TLS handshake (the bridge's certificate pinned by its
 //! fingerprint) or a plaintext socket, the attach (the challenge–response of
 //! `acres_link_protocol::auth`: the harness proves it knows the token and checks the bridge's
-//! proof in `welcome`; the token never travels), a reader thread (lines in; pongs answered here so
-//! that a busy planner cannot delay them; a step's sweep is turned into its scan here, off the
+//! proof in `welcome`; the token never travels; the sweeps' encoding is chosen there among those
+//! the bridge offers), a reader thread (lines in; pongs answered here so that a busy planner
+//! cannot delay them; each `sweep` line is unpacked and turned into its scan here, off the
 //! loop's thread), a keeper thread (a `beat` every 0.2 s, a `ping` with
 //! each beat while none is outstanding, the loss checks) and the counts. Whatever the planner does, the keeper beats.
 //!
@@ -29,6 +30,7 @@ use acres_vehicle::scan::{Scan, ScanConfig};
 use link::tls::{Sealer, TlsError};
 use link::{FromBridge, FromHarness};
 
+use super::LinkOptions;
 use crate::world::LossCause;
 
 /// How often a ping goes (with a beat, one outstanding at a time), s: a link that stops
@@ -127,7 +129,8 @@ impl Shared {
 pub struct Received {
     /// The message.
     pub msg: FromBridge,
-    /// The scan of a step's sweep (the vehicle's scan function), made on the reader thread.
+    /// The scan of a `sweep` line (the vehicle's scan function), made on the reader thread (its
+    /// data is dropped from `msg` once unpacked).
     pub scan: Option<Scan>,
     /// The sweep's points (sensor frame), for the recording.
     pub points: Option<Vec<[f32; 4]>>,
@@ -182,20 +185,17 @@ pub enum AttachError {
 }
 
 impl Session {
-    /// Connects (retrying until `connect_timeout`), runs the TLS handshake pinning `pins` (the
-    /// certificates' SHA-256 fingerprints; none: plaintext), reads `hello`, attaches proving
-    /// `token`; the reader thread scans each sweep with `scan_cfg` (the scenario's LiDAR mount).
-    #[allow(clippy::too_many_arguments)]
+    /// Connects to `o.host`:`o.port` (retrying until `connect_timeout`), runs the TLS handshake
+    /// pinning `o.pins` (the certificates' SHA-256 fingerprints; none: plaintext), reads
+    /// `hello`, attaches proving `o.token` and asking for `o.sweep_encoding`; the reader thread
+    /// scans each sweep with `scan_cfg` (the scenario's LiDAR mount).
     pub fn attach(
-        host: &str,
-        port: u16,
-        token: Option<&str>,
-        pins: &[String],
-        silent_s: f64,
+        o: &LinkOptions,
         connect_timeout: Duration,
         scan_cfg: ScanConfig,
     ) -> Result<Session, AttachError> {
-        let addr = format!("{host}:{port}");
+        let (token, pins, silent_s) = (o.token.as_deref(), &o.pins[..], o.silent_s);
+        let addr = format!("{}:{}", o.host, o.port);
         let deadline = Instant::now() + connect_timeout;
         let stream = loop {
             let tried = addr
@@ -239,6 +239,13 @@ impl Session {
             let _ = writer.stream.shutdown(Shutdown::Both);
             return Err(AttachError::Downgrade);
         }
+        if !hello.sweep_encodings.contains(&o.sweep_encoding) {
+            return Err(AttachError::Handshake(format!(
+                "the bridge does not offer the sweep encoding {} (it offers {}): choose one of those with --link-sweeps",
+                o.sweep_encoding,
+                hello.sweep_encodings.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
         if token.is_some() && !link::auth::nonce_ok(&hello.nonce) {
             return Err(AttachError::Handshake("the bridge's hello has no valid nonce".into()));
         }
@@ -247,6 +254,7 @@ impl Session {
             harness: format!("acres-harness {}", crate::HARNESS_VERSION),
             proof: token.map(|t| link::auth::attach_proof(t, &hello.nonce, &nonce, &binding)),
             nonce: nonce.clone(),
+            sweep_encoding: o.sweep_encoding,
         });
         writer.write_line(link::encode(&attach).as_bytes()).map_err(hs)?;
         match read_handshake(&mut reader, "welcome")? {
@@ -327,6 +335,7 @@ fn kind(m: &FromBridge) -> &'static str {
         FromBridge::Welcome(_) => "welcome",
         FromBridge::Refused(_) => "refused",
         FromBridge::Step(_) => "step",
+        FromBridge::Sweep(_) => "sweep",
         FromBridge::Reply(_) => "reply",
         FromBridge::Result(_) => "result",
         FromBridge::Pong(_) => "pong",
@@ -417,11 +426,25 @@ fn read_loop(
                     }
                 }
             }
-            Ok(msg) => {
-                let sweep = match &msg {
-                    FromBridge::Step(s) => {
+            Ok(mut msg) => {
+                let sweep = match &mut msg {
+                    FromBridge::Step(_) => {
                         *sh.last_step.lock().expect("step lock") = Instant::now();
-                        s.sweep.as_ref().and_then(|sw| super::convert::sweep_of(sw, scan_cfg))
+                        None
+                    }
+                    FromBridge::Sweep(sw) => {
+                        let seen = super::convert::sweep_of(sw, scan_cfg);
+                        match &seen {
+                            Some(_) => sw.data = String::new(),
+                            None => {
+                                sh.counts.unreadable.fetch_add(1, Ordering::Relaxed);
+                                eprintln!(
+                                    "acres-harness: link: a sweep's data does not hold its {} points ({}): dropped",
+                                    sw.points, sw.encoding
+                                );
+                            }
+                        }
+                        seen
                     }
                     _ => None,
                 };

@@ -1,6 +1,7 @@
 //! The link world against a scripted bridge on a real socket (127.0.0.1, no DDS): the route
-//! ahead comes from the observation, and a skill whose `skill_ended` event is lost ends on its
-//! goal's `result`, once.
+//! ahead comes from the observation, a skill whose `skill_ended` event is lost ends on its
+//! goal's `result`, once, and a sweep line pairs with the step of its stamp whichever comes
+//! first.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -48,6 +49,7 @@ impl ScriptedBridge {
                 token_required: false,
                 truth: false,
                 nonce: link::auth::new_nonce(),
+                sweep_encodings: link::SweepEncoding::ALL.to_vec(),
             };
             w.write_all(line(&FromBridge::Hello(hello)).as_bytes()).unwrap();
             let mut l = String::new();
@@ -138,7 +140,7 @@ fn event(t_s: f64, name: &str, id: u64) -> EventMsg {
 }
 
 fn step(seq: u64, observation: Observation, events: Vec<EventMsg>) -> FromBridge {
-    FromBridge::Step(link::Step { seq, observation, events, sweep: None, truth: None, dropped_sweeps: 0 })
+    FromBridge::Step(link::Step { seq, observation, events, truth: None, dropped_sweeps: 0 })
 }
 
 fn scenario() -> crate::scenario::Scenario {
@@ -164,6 +166,7 @@ fn the_route_ahead_is_the_observations_and_a_lost_skill_ended_is_made_from_the_r
         silent_s: 30.0,
         token: None,
         pins: vec![],
+        sweep_encoding: link::SweepEncoding::MmZstd,
     };
     let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
     assert!(w.route_ahead().is_empty(), "idle: no route");
@@ -233,32 +236,56 @@ fn the_route_ahead_is_the_observations_and_a_lost_skill_ended_is_made_from_the_r
 }
 
 #[test]
-fn a_steps_sweep_gives_the_scan_and_the_points_the_recording_keeps() {
+fn a_sweep_line_pairs_with_the_step_of_its_stamp_and_gives_the_scan_and_the_points() {
     let points: Vec<[f32; 4]> =
         (0..360).map(|i| [4.0 + (i % 7) as f32, (i as f32) * 0.01 - 1.8, 0.5, 9.0]).collect();
-    let mut first = step(1, obs(10.05, None, &[]), vec![]);
-    if let FromBridge::Step(s) = &mut first {
-        s.sweep = Some(link::Sweep::pack(10.05, &points));
-    }
-    let bridge = ScriptedBridge::start(first, |_| vec![]);
+    let bridge = ScriptedBridge::start(step(1, obs(10.05, None, &[]), vec![]), |_| vec![]);
     let opts = LinkOptions {
         host: "127.0.0.1".into(),
         port: bridge.port,
         silent_s: 30.0,
         token: None,
         pins: vec![],
+        sweep_encoding: link::SweepEncoding::F32Zstd,
     };
     let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
-    // The world's first step is the attach step; a second step without a sweep keeps the last.
-    bridge.send(&step(2, obs(10.1, None, &[]), vec![]));
-    while w.t_s() < 0.05 - 1e-9 {
-        w.step();
-    }
+    let sweep = |t_s: f64, pts: &[[f32; 4]]| {
+        FromBridge::Sweep(link::Sweep::pack(t_s, pts, link::SweepEncoding::F32Zstd))
+    };
+    // The sweep before its step (the order RustDDS tends to deliver).
+    bridge.send(&sweep(10.1, &points));
+    let mut moved = obs(10.1, None, &[]);
+    moved.x_m = 3.0;
+    bridge.send(&step(2, moved, vec![]));
+    assert!(w.step(), "the step of the sweep's stamp carries its scan");
     assert_eq!(w.sweep().map(|s| &s.points[..]), Some(&points[..]), "the sweep's points, bit for bit");
+    assert!((w.sweep().unwrap().stamp_s - 0.05).abs() < 1e-9, "stamped with its step's mission time");
     let scan = w.scan().expect("a scan from the sweep");
     assert!(scan.ranges_m.iter().any(|r| r.is_finite()), "the scan sees the points");
     let lidar = w.lidar().expect("the scenario's LiDAR geometry");
-    assert!(lidar.mount_height_m > 0.0);
+    assert!((w.sensor_pose().x - (3.0 + lidar.mount_forward_m)).abs() < 1e-9);
+    // The step before its sweep (Fast DDS's order), the step applied before the sweep came:
+    // the scan comes with the next step, placed from the pose of the sweep's own step.
+    let mut at = obs(10.15, None, &[]);
+    at.x_m = 4.0;
+    bridge.send(&step(3, at, vec![]));
+    assert!(!w.step(), "no sweep yet");
+    let later: Vec<[f32; 4]> = points.iter().map(|p| [p[0] + 1.0, p[1], p[2], p[3]]).collect();
+    bridge.send(&sweep(10.15, &later));
+    // The sweep line is read before the next step's line: the same socket, in order.
+    let mut next = obs(10.2, None, &[]);
+    next.x_m = 5.0;
+    bridge.send(&step(4, next, vec![]));
+    assert!(w.step(), "the late sweep's scan comes with the next step");
+    assert_eq!(w.sweep().map(|s| &s.points[..]), Some(&later[..]));
+    assert!((w.sensor_pose().x - (4.0 + lidar.mount_forward_m)).abs() < 1e-9, "the pose of its own step");
+    assert_eq!(w.vehicle().pose.x, 5.0);
+    // A sweep with no step within one control step is dropped and counted.
+    bridge.send(&sweep(9.0, &points));
+    bridge.send(&step(5, obs(10.25, None, &[]), vec![]));
+    assert!(!w.step());
+    assert_eq!(w.stats_now().dropped_sweeps, 1);
+    w.end("done");
 }
 
 #[test]
