@@ -229,6 +229,17 @@ fn start_bridge() -> Bridge {
     )
 }
 
+/// The sweep encoding the harness asks for (`ACRES_MATRIX_SWEEPS`: `mm_zstd`, the default,
+/// `f32_zstd` or `f32`, protocol 3's packing).
+fn sweep_encoding() -> link::SweepEncoding {
+    let want = env_or("ACRES_MATRIX_SWEEPS", "mm_zstd");
+    link::SweepEncoding::ALL
+        .iter()
+        .copied()
+        .find(|e| e.as_str() == want)
+        .unwrap_or_else(|| panic!("ACRES_MATRIX_SWEEPS={want}: expected mm_zstd, f32_zstd or f32"))
+}
+
 /// The bridge's process, killed on drop (also when a cell panics).
 struct Bridge(std::process::Child);
 
@@ -246,16 +257,17 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], imp: Impair, cell_s: f64, k: u1
     let sweep_hz: f64 = env_or("ACRES_MATRIX_SWEEP_HZ", "10").parse().unwrap_or(10.0);
     let sweep_ticks = (20.0 / sweep_hz.clamp(0.1, 20.0)).round().max(1.0) as u64;
     let proxy = LinkProxy::impaired(PROXY_PORT + k, port, imp);
-    let session = acres_harness::world::link::Session::attach(
-        "127.0.0.1",
-        proxy.port,
-        None,
-        &[],
-        2.0,
-        Duration::from_secs(10),
-        ScanConfig::default(),
-    )
-    .expect("attach to the bridge through the proxy");
+    let opts = acres_harness::world::link::LinkOptions {
+        host: "127.0.0.1".into(),
+        port: proxy.port,
+        silent_s: 2.0,
+        token: None,
+        pins: vec![],
+        sweep_encoding: sweep_encoding(),
+    };
+    let session =
+        acres_harness::world::link::Session::attach(&opts, Duration::from_secs(10), ScanConfig::default())
+            .expect("attach to the bridge through the proxy");
     let beats_t0 = wall_s();
     let shared = session.shared.clone();
     let stop = Arc::new(AtomicBool::new(false));
@@ -265,14 +277,18 @@ fn cell(pubs: &mut Publishers, pts: &[[f32; 4]], imp: Impair, cell_s: f64, k: u1
         let mut seen = Seen::default();
         while !stop_r.load(Ordering::Relaxed) {
             let Ok(r) = session.rx.recv_timeout(Duration::from_millis(100)) else { continue };
-            if let link::FromBridge::Step(st) = &r.msg {
-                stepped_r.store(true, Ordering::Relaxed);
-                seen.dropped.push((r.at_wall_s, st.dropped_sweeps));
-                let obs_s = st.observation.header.stamp.as_secs_f64();
-                seen.lateness_ms.push((r.at_wall_s, (r.at_wall_s - obs_s) * 1000.0));
-                if let (Some(sw), Some(_)) = (&st.sweep, &r.scan) {
+            match &r.msg {
+                link::FromBridge::Step(st) => {
+                    stepped_r.store(true, Ordering::Relaxed);
+                    seen.dropped.push((r.at_wall_s, st.dropped_sweeps));
+                    let obs_s = st.observation.header.stamp.as_secs_f64();
+                    seen.lateness_ms.push((r.at_wall_s, (r.at_wall_s - obs_s) * 1000.0));
+                }
+                // Protocol 4: a sweep comes in its own line, stamped with its acquisition time.
+                link::FromBridge::Sweep(sw) if r.scan.is_some() => {
                     seen.sweep_age_ms.push((r.at_wall_s, (r.at_wall_s - sw.t_s) * 1000.0));
                 }
+                _ => {}
             }
         }
         (seen, session)

@@ -306,6 +306,7 @@ fn a_resume_takes_the_resumed_kinds_started_event_and_shows_it_running() {
         silent_s: 30.0,
         token: None,
         pins: vec![],
+        sweep_encoding: link::SweepEncoding::MmZstd,
     };
     let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
     let reply = w.request(&SkillRequest { skill: Some(SkillKind::Resume), ..Default::default() });
