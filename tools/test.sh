@@ -96,6 +96,14 @@ cargo test --workspace -- --ignored needs_tools::
 step "sweeps on a one-node Slurm cluster inside unshare -n (tools/slurm_sweep_test.sh)"
 timeout --kill-after=30 1200 tools/slurm_sweep_test.sh target/debug/acres-harness
 
+# llama.cpp's own llama-server (built once from the pinned sdist llama-cpp-python, cached outside
+# the repository under ~/.cache/acres, keyed by version and build flags) serving SmolLM2-135M
+# (from its pinned wheel): the probe, a constrained text run, a visual run without a projector, a
+# long run in a small window, two identical runs (tools/llama_test.sh, docs/models.md). The tests
+# run inside unshare -n; the step prints its own cold (build) and warm cost.
+step "a real llama.cpp llama-server with SmolLM2-135M (tools/llama_test.sh)"
+timeout --kill-after=30 2400 tools/llama_test.sh
+
 # A bounded fuzz run of the link's line decoder (its own workspace, bridge/protocol/fuzz): about
 # 2 minutes on a cold machine (cargo-fuzz 40 s, the sanitized build 65 s, the run 20 s).
 step "cargo fuzz of the link's line decoder (20 s)"

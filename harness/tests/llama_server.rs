@@ -117,7 +117,11 @@ fn tight_scenario(dir: &Path, id: &str) -> String {
 }
 
 fn run(dir: &Path, scenario: &str, model: &Path, mode: &str) -> Vec<Row> {
-    let out = dir.join("runs");
+    rows_of(&run_into(&dir.join("runs"), scenario, model, mode))
+}
+
+/// One run into `out`; its folder, validated.
+fn run_into(out: &Path, scenario: &str, model: &Path, mode: &str) -> PathBuf {
     let o = harness(&[
         "run",
         "--scenario",
@@ -134,7 +138,7 @@ fn run(dir: &Path, scenario: &str, model: &Path, mode: &str) -> Vec<Row> {
     let folder = only_folder(&out);
     let v = harness(&["validate", folder.to_str().unwrap()]);
     assert!(v.status.success(), "validate: {}", String::from_utf8_lossy(&v.stdout));
-    rows_of(&folder)
+    folder
 }
 
 fn model_errors(rows: &[Row]) -> Vec<(ModelErrorKind, String)> {
@@ -235,4 +239,46 @@ fn a_constrained_text_run_makes_valid_tool_calls() {
         tools.len()
     );
     assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
+}
+
+/// A row as JSON without what differs between two runs by the wall clock alone: `wall`, and the
+/// mission times and latencies that the answering time of each call is charged into.
+fn without_wall_times(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in ["wall", "t", "latency_s", "started", "ended", "wall_s"] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
+}
+
+#[test]
+#[ignore = "needs llama-server: run by tools/llama_test.sh"]
+fn two_identical_runs_give_identical_rows_wall_times_aside() {
+    let dir = tmp("llama_twice");
+    let sc = tight_scenario(&dir, "llama_twice");
+    let mut runs = Vec::new();
+    for k in 1..=2 {
+        // A fresh server each time: the same prompt cache (none) for both runs.
+        let llama = Llama::start(&dir, 4096, &[]);
+        let mf = model_file(&dir, &llama.url, "context_tokens = 4096", "tools = \"constrained\"");
+        let folder = run_into(&dir.join(format!("runs{k}")), &sc, &mf, "text");
+        let text = std::fs::read_to_string(folder.join("run.jsonl")).unwrap();
+        let rows: Vec<Value> =
+            text.lines().map(|l| without_wall_times(serde_json::from_str(l).unwrap())).collect();
+        runs.push(rows);
+    }
+    let (a, b) = (&runs[0], &runs[1]);
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(x, y, "row {} differs between two identical runs", i + 1);
+    }
+    assert_eq!(a.len(), b.len(), "the two runs have {} and {} rows", a.len(), b.len());
 }

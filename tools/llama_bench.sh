@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A benchmark, not a test: the shipped suite (scenarios/*.json) in text and checked modes through
+# llama.cpp's llama-server serving SmolLM2-135M-Instruct (tools/llama_server.sh: built or found
+# cached), one sweep, its leaderboard printed, then the harness's overhead per model call against
+# the server's own prompt and generation times (the `timings` llama-server logs for each request).
+#
+#   tools/llama_bench.sh [HARNESS_BINARY] [OUT]     (default target/debug/acres-harness, target/llama-bench)
+#
+# The server and the sweep run inside a private network namespace (unshare -n, loopback only).
+# The tiny model is expected to fail the missions: the figures are the harness's, not a claim
+# about the model. Nothing is asserted; everything is printed.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+harness="$(realpath "${1:-target/debug/acres-harness}")"
+out="$(realpath -m "${2:-target/llama-bench}")"
+[ -x "$harness" ] || { echo "llama_bench.sh: no harness binary at $harness (cargo build first)" >&2; exit 2; }
+calls="${ACRES_LLAMA_BENCH_CALLS:-12}"
+ctx=4096
+
+paths="$(tools/llama_server.sh)"
+LLAMA_SERVER="$(sed -n 's/^LLAMA_SERVER=//p' <<<"$paths")"
+LLAMA_MODEL="$(sed -n 's/^LLAMA_MODEL=//p' <<<"$paths")"
+
+rm -rf "$out"
+mkdir -p "$out"
+port=18093
+cat >"$out/smollm2.toml" <<EOF
+provider = "openai"
+model = "smollm2-135m-instruct"
+base_url = "http://127.0.0.1:$port/v1"
+max_output_tokens = 96
+context_tokens = $ctx
+[capabilities]
+tools = "constrained"
+EOF
+cat >"$out/sweep.toml" <<EOF
+scenarios = ["$root/scenarios"]
+models = ["$out/smollm2.toml"]
+modes = ["text", "checked"]
+repeats = 1
+seed = 1
+workers = 1
+record = "none"
+[limits]
+calls_per_run = $calls
+call_s = 60.0
+wake_s = 240.0
+EOF
+
+export LLAMA_SERVER LLAMA_MODEL harness out port ctx
+t0=$(date +%s)
+# shellcheck disable=SC2016 # expanded by the inner shell
+unshare -n sh -c 'set -e; ip link set lo up
+  "$LLAMA_SERVER" -m "$LLAMA_MODEL" --host 127.0.0.1 --port "$port" -c "$ctx" -t 2 -np 1 \
+    --seed 42 --temp 0 --top-k 1 --jinja >"$out/llama-server.log" 2>&1 &
+  pid=$!
+  trap "kill $pid" EXIT
+  i=0; until curl -sf "http://127.0.0.1:$port/health" >/dev/null; do
+    i=$((i+1)); [ $i -lt 600 ] || { echo "llama-server did not start" >&2; exit 3; }; sleep 0.2; done
+  "$harness" sweep "$out/sweep.toml" --out "$out/sweep" || true'
+echo "llama_bench.sh: the sweep took $(( $(date +%s) - t0 )) s"
+"$harness" leaderboard "$out/sweep" --markdown || true
+
+# The harness's overhead per call: each model_reply's latency (the client's round trip) and each
+# run's wall time per call, against the server's own prompt + generation time for the request.
+python3 - "$out" <<'EOF'
+import json, pathlib, re, sys
+out = pathlib.Path(sys.argv[1])
+log = (out / "llama-server.log").read_text(errors="replace")
+prompt = [float(m) for m in re.findall(r"prompt eval time =\s*([0-9.]+) ms", log)]
+gen = [float(m) for m in re.findall(r"(?<!prompt)\s+eval time =\s*([0-9.]+) ms", log)]
+server_ms = sum(prompt) + sum(gen)
+replies, latency, run_wall, runs = 0, 0.0, 0.0, 0
+for f in sorted(out.glob("sweep/**/run.jsonl")):
+    rows = [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
+    lat = [r["latency_s"] for r in rows if r.get("kind") == "model_reply"]
+    walls = [r["wall"] for r in rows if "wall" in r]
+    replies += len(lat); latency += sum(lat); runs += 1
+    if walls:
+        run_wall += max(walls) - min(walls)
+n = max(len(prompt), 1)
+print(f"runs {runs}, model replies {replies}, server requests timed {len(prompt)}")
+print(f"server per request: prompt {sum(prompt)/n:.1f} ms + generation {sum(gen)/n:.1f} ms = {server_ms/n:.1f} ms")
+if replies:
+    print(f"client round trip per call: {1000*latency/replies:.1f} ms "
+          f"(over the server's own time: {1000*latency/replies - server_ms/n:.1f} ms)")
+    print(f"run wall time per call: {1000*run_wall/replies:.1f} ms "
+          f"(the harness's whole overhead per call: {1000*run_wall/replies - server_ms/n:.1f} ms)")
+EOF
