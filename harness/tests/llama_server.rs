@@ -134,10 +134,16 @@ fn run_into(out: &Path, scenario: &str, model: &Path, mode: &str) -> PathBuf {
         out.to_str().unwrap(),
         "--quiet",
     ]);
-    assert!(o.status.success(), "run: {}", String::from_utf8_lossy(&o.stderr));
-    let folder = only_folder(&out);
+    // A tiny model fails its missions (exit 1); a run that could not be made is 2 or 3.
+    assert!(matches!(o.status.code(), Some(0 | 1)), "run: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    let folder = only_folder(out);
     let v = harness(&["validate", folder.to_str().unwrap()]);
     assert!(v.status.success(), "validate: {}", String::from_utf8_lossy(&v.stdout));
+    let rows = rows_of(&folder);
+    let end = end_of(&rows);
+    let replies = rows.iter().filter(|r| matches!(r, Row::ModelReply(_))).count();
+    let tools = rows.iter().filter(|r| matches!(r, Row::Tool(_))).count();
+    eprintln!("{}: end {}, {replies} replies, {tools} tool calls", folder.display(), end.end);
     folder
 }
 
