@@ -15,7 +15,7 @@ cd "$root"
 harness="$(realpath "${1:-target/debug/acres-harness}")"
 out="$(realpath -m "${2:-target/llama-bench}")"
 [ -x "$harness" ] || { echo "llama_bench.sh: no harness binary at $harness (cargo build first)" >&2; exit 2; }
-calls="${ACRES_LLAMA_BENCH_CALLS:-12}"
+calls="${ACRES_LLAMA_BENCH_CALLS:-8}"
 ctx=4096
 
 paths="$(tools/llama_server.sh)"

@@ -135,7 +135,12 @@ fn run_into(out: &Path, scenario: &str, model: &Path, mode: &str) -> PathBuf {
         "--quiet",
     ]);
     // A tiny model fails its missions (exit 1); a run that could not be made is 2 or 3.
-    assert!(matches!(o.status.code(), Some(0 | 1)), "run: {:?} {}", o.status, String::from_utf8_lossy(&o.stderr));
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "run: {:?} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
     let folder = only_folder(out);
     let v = harness(&["validate", folder.to_str().unwrap()]);
     assert!(v.status.success(), "validate: {}", String::from_utf8_lossy(&v.stdout));
@@ -266,12 +271,34 @@ fn a_constrained_text_run_makes_valid_tool_calls_and_the_same_again() {
         tools.len()
     );
     assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
-    // Greedy decoding, a fixed seed, two threads: the same conversation twice.
+    // Greedy decoding, a fixed seed, two threads: llama.cpp answers the same request with the
+    // same reply. The two runs' requests are the same up to the first result that carries a
+    // mission time: the harness charges each call's measured latency on the mission clock, so
+    // the times differ from there on (and may lead the model elsewhere). Every reply to a
+    // request that is the same in both runs must be the same.
     let (a, b) = (conversation(&folders[0]), conversation(&folders[1]));
+    let mut compared = 0;
+    let mut first_difference = None;
     for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-        assert_eq!(x, y, "conversation row {} differs between two identical runs", i + 1);
+        if x["type"] == "model_reply" {
+            assert_eq!(x, y, "conversation row {}: the same request, another reply", i + 1);
+            compared += 1;
+        } else if x != y {
+            first_difference = Some((i + 1, x.clone(), y.clone()));
+            break;
+        }
     }
-    assert_eq!(a.len(), b.len(), "the two runs have {} and {} conversation rows", a.len(), b.len());
+    assert!(compared >= 1, "no request was the same in both runs");
+    match first_difference {
+        None => {
+            assert_eq!(a.len(), b.len(), "the two runs have {} and {} conversation rows", a.len(), b.len())
+        }
+        Some((i, x, y)) => eprintln!(
+            "{compared} replies to identical requests were identical; the runs part at conversation \
+             row {i} (of {}):\n  {x}\n  {y}",
+            a.len()
+        ),
+    }
 }
 
 /// The rows of the model's conversation (what was sent, what came back, the tools' calls and
@@ -307,4 +334,3 @@ fn without_wall_times(mut v: Value) -> Value {
     strip(&mut v);
     v
 }
-
