@@ -1,6 +1,7 @@
 //! The harness against a real llama.cpp `llama-server` serving SmolLM2-135M-Instruct (Q4_1 GGUF):
-//! the conformance probe, a run through the constrained tool protocol, a visual run against a
-//! server without a projector, a long run in a small window. Each test starts its own server on
+//! the conformance probe, a run through the constrained tool protocol (made twice: replies to
+//! identical requests are identical), a visual run against a server without a projector, a long
+//! run in a small window. Each test starts its own server on
 //! 127.0.0.1 (greedy, fixed seed, two threads, one slot) and asserts what must hold whatever the
 //! tiny model says: the folders validate, the repairs counted match the rows and the server's
 //! log, no request passes the window, no run ends `model_error` from a cause the harness repairs.
