@@ -70,21 +70,35 @@ out = pathlib.Path(sys.argv[1])
 log = (out / "llama-server.log").read_text(errors="replace")
 prompt = [float(m) for m in re.findall(r"prompt eval time =\s*([0-9.]+) ms", log)]
 gen = [float(m) for m in re.findall(r"(?<!prompt)\s+eval time =\s*([0-9.]+) ms", log)]
-server_ms = sum(prompt) + sum(gen)
-replies, latency, run_wall, runs = 0, 0.0, 0.0, 0
-for f in sorted(out.glob("sweep/**/run.jsonl")):
-    rows = [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
-    lat = [r["latency_s"] for r in rows if r.get("kind") == "model_reply"]
-    walls = [r["wall"] for r in rows if "wall" in r]
-    replies += len(lat); latency += sum(lat); runs += 1
-    if walls:
-        run_wall += max(walls) - min(walls)
-n = max(len(prompt), 1)
-print(f"runs {runs}, model replies {replies}, server requests timed {len(prompt)}")
-print(f"server per request: prompt {sum(prompt)/n:.1f} ms + generation {sum(gen)/n:.1f} ms = {server_ms/n:.1f} ms")
-if replies:
-    print(f"client round trip per call: {1000*latency/replies:.1f} ms "
-          f"(over the server's own time: {1000*latency/replies - server_ms/n:.1f} ms)")
-    print(f"run wall time per call: {1000*run_wall/replies:.1f} ms "
-          f"(the harness's whole overhead per call: {1000*run_wall/replies - server_ms/n:.1f} ms)")
+# The sweep makes one run at a time in the spec's order (text, then checked; the scenarios
+# sorted), so the server's timed requests are the replies in that order (a refused picture
+# request gets neither timings nor a reply).
+order = []
+for mode in ("text", "checked"):
+    for f in sorted(out.glob(f"sweep/*/{mode}/*/*/*/*/run.jsonl")):
+        rows = [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
+        lat = [r["latency_s"] for r in rows if r.get("type") == "model_reply"]
+        walls = [r["wall"] for r in rows if "wall" in r]
+        order.append((mode, lat, max(walls) - min(walls) if walls else 0.0))
+replies = sum(len(l) for _, l, _ in order)
+print(f"runs {len(order)}, model replies {replies}, server requests timed {len(prompt)}")
+if replies != len(prompt):
+    print("the replies and the timed requests differ in number: no figures per call")
+    sys.exit(0)
+start = 0
+for mode in ("text", "checked", "all"):
+    runs = [(l, w) for m, l, w in order if mode in (m, "all")]
+    n = sum(len(l) for l, _ in runs)
+    lo = 0 if mode == "all" else start
+    if mode != "all":
+        start += n
+    if n == 0:
+        continue
+    p_ms, g_ms = sum(prompt[lo:lo + n]) / n, sum(gen[lo:lo + n]) / n
+    lat_ms = 1000 * sum(sum(l) for l, _ in runs) / n
+    wall_ms = 1000 * sum(w for _, w in runs) / n
+    print(f"{mode}: {len(runs)} runs, {n} calls; per call: server {p_ms + g_ms:.0f} ms "
+          f"(prompt {p_ms:.0f}, generation {g_ms:.0f}); client round trip {lat_ms:.0f} ms "
+          f"(+{lat_ms - p_ms - g_ms:.1f} over the server); run wall {wall_ms:.0f} ms "
+          f"(the harness's own {wall_ms - lat_ms:.0f} ms)")
 EOF
