@@ -109,7 +109,7 @@ fn tight_scenario(dir: &Path, id: &str) -> String {
         serde_json::from_str(&std::fs::read_to_string(root.join("scenarios/t1_01_one_field.json")).unwrap())
             .unwrap();
     v["id"] = json!(id);
-    v["limits"] = json!({"wake_ups": 6, "tool_calls": 30, "call_s": 60, "wake_s": 240});
+    v["limits"] = json!({"wake_ups": 6, "tool_calls": 30, "call_s": 300, "wake_s": 900});
     std::fs::create_dir_all(dir.join("maps")).unwrap();
     std::fs::copy(root.join("scenarios/maps/default.json"), dir.join("maps/default.json")).unwrap();
     let f = dir.join("scenario.json");
@@ -162,6 +162,14 @@ fn model_errors(rows: &[Row]) -> Vec<(ModelErrorKind, String)> {
         .collect()
 }
 
+/// The model errors of a cause the harness repairs or must prevent (a refused picture left
+/// unrepaired is `no_reply`, a request past the window `context`). A call cut at its time limit
+/// is the machine's speed, not such a cause: `call_s` is generous, but a loaded machine may
+/// still reach it.
+fn repairable_errors(rows: &[Row]) -> Vec<(ModelErrorKind, String)> {
+    model_errors(rows).into_iter().filter(|(k, _)| *k != ModelErrorKind::TimeLimit).collect()
+}
+
 #[test]
 #[ignore = "needs llama-server: run by tools/llama_test.sh"]
 fn the_probe_diagnoses_the_tools_smollm2s_template_drops() {
@@ -193,8 +201,10 @@ fn a_visual_run_against_a_server_without_a_projector_drops_pictures_and_finishes
     let sc = tight_scenario(&dir, "llama_visual");
     let rows = run(&dir, &sc, &mf, "visual");
     let end = end_of(&rows);
-    assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
-    assert_ne!(end.end.to_string(), "model_error");
+    assert!(repairable_errors(&rows).is_empty(), "{:?}", repairable_errors(&rows));
+    if end.end.to_string() == "model_error" {
+        assert!(!model_errors(&rows).is_empty(), "a model_error end without a model_error row");
+    }
     let frames = rows.iter().filter(|r| matches!(r, Row::Frame(_))).count() as u64;
     assert!(frames >= 1);
     assert_eq!(end.score.pictures_dropped, frames, "every picture became text");
@@ -271,7 +281,7 @@ fn a_constrained_text_run_makes_valid_tool_calls_and_the_same_again() {
         end.score.constrained_calls,
         tools.len()
     );
-    assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
+    assert!(repairable_errors(&rows).is_empty(), "{:?}", repairable_errors(&rows));
     // Greedy decoding, a fixed seed, two threads: llama.cpp answers the same request with the
     // same reply. The two runs' requests are the same up to the first result that carries a
     // mission time: the harness charges each call's measured latency on the mission clock, so
