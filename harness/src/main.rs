@@ -1,5 +1,7 @@
 //! The `acres-harness` binary: parses the command line and hands it to the library.
 
+#![warn(clippy::too_many_lines)]
+
 use std::process::ExitCode;
 
 use clap::Parser;

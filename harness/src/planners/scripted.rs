@@ -389,9 +389,10 @@ impl ScriptedSession {
     }
 
     fn on_results(&mut self, results: &[Value]) -> Act {
+        let first = results.first().cloned().unwrap_or(json!({}));
         match std::mem::take(&mut self.cont) {
             Cont::Start => {
-                self.take_costs(&results[0]);
+                self.take_costs(&first);
                 if !self.ordered {
                     // Nearest first: the planned time of each field from home.
                     let costs = self.costs.clone();
@@ -403,121 +404,128 @@ impl ScriptedSession {
                 }
                 self.next_step()
             }
-            Cont::Plan(attempt) => {
-                let v = &results[0];
-                if v["accepted"] == true {
-                    self.plan = self.order.clone();
-                    return self.goto_first();
-                }
-                if attempt > 10 {
-                    return Act::End("No plan is accepted; I stop here.".into());
-                }
-                let reason = v["reason"].as_str().unwrap_or_default();
-                let drop = match reason {
-                    "deadline" | "fuel" => {
-                        let k = usize::from(reason == "fuel");
-                        self.order
-                            .iter()
-                            .max_by(|a, b| {
-                                let ca = self.costs.get(*a).map_or(0.0, |c| if k == 0 { c.0 } else { c.1 });
-                                let cb = self.costs.get(*b).map_or(0.0, |c| if k == 0 { c.0 } else { c.1 });
-                                ca.total_cmp(&cb)
-                            })
-                            .cloned()
-                    }
-                    _ => v["field"].as_str().map(String::from).or_else(|| self.order.last().cloned()),
-                };
-                if let Some(f) = drop {
-                    self.order.retain(|g| *g != f);
-                }
-                if self.order.is_empty() {
-                    return self.next_step();
-                }
-                self.cont = Cont::Plan(attempt + 1);
-                Act::Calls(vec![("plan", json!({"visits": self.order, "return_home": true}))])
-            }
-            Cont::Budget => {
-                let budget = &results[0];
-                let fields = results.get(1).cloned().unwrap_or(json!({}));
-                let t = budget["t_s"].as_f64().unwrap_or(0.0);
-                let deadline = budget["deadline_s"].as_f64();
-                let fuel = budget["fuel_limit_mj"].as_f64();
-                let used = budget["energy_used_mj"].as_f64().unwrap_or(0.0);
-                let here: BTreeMap<String, (f64, f64)> = fields["fields"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|f| {
-                        let c = &f["from_here"];
-                        Some((
-                            f["id"].as_str()?.to_string(),
-                            (c["planned_time_s"].as_f64()?, c["planned_energy_mj"].as_f64()?),
-                        ))
-                    })
-                    .collect();
-                while let Some(f) = self.order.first().cloned() {
-                    let (time, energy) = here.get(&f).copied().unwrap_or((0.0, 0.0));
-                    let fits =
-                        deadline.is_none_or(|d| t + time <= d) && fuel.is_none_or(|l| used + energy <= l);
-                    if fits {
-                        return self.goto_first();
-                    }
-                    self.order.remove(0);
-                }
-                self.next_step()
-            }
-            Cont::CheckClear => {
-                let m = &results[0];
-                let blocked = m["returns_on_route"].as_array().is_some_and(|a| !a.is_empty());
-                if !blocked {
-                    self.waited_s = 0.0;
-                    if let Phase::Waiting(p) = self.phase.clone() {
-                        self.phase = *p;
-                    }
-                    if m["interrupted"].is_null() {
-                        return match self.phase.clone() {
-                            Phase::Going(_) | Phase::Scouting(_) | Phase::Returning => {
-                                Act::End("Continuing.".into())
-                            }
-                            _ => self.next_step(),
-                        };
-                    }
-                    self.cont = Cont::Dispatch;
-                    return Act::Calls(vec![("dispatch", json!({"skill": "resume"}))]);
-                }
-                self.waited_s += WAIT_S;
-                let returning = matches!(&self.phase, Phase::Waiting(p) if **p == Phase::Returning);
-                if self.waited_s >= GIVE_UP_S && !returning {
-                    return self.skip_current();
-                }
-                self.cont = Cont::Dispatch;
-                Act::Calls(vec![("dispatch", json!({"skill": "wait", "arguments": {"seconds": WAIT_S}}))])
-            }
-            Cont::Dispatch => {
-                let last = results.last().cloned().unwrap_or(json!({}));
-                if last["accepted"] == true {
-                    return Act::End(match &self.phase {
-                        Phase::Going(f) => format!("Driving to {f}."),
-                        Phase::Scouting(f) => format!("Scouting {f}."),
-                        Phase::Returning => "Returning home.".into(),
-                        Phase::Waiting(_) => "Waiting for the way to clear.".into(),
-                        _ => "Done.".into(),
-                    });
-                }
-                let why = last["error"].as_str().or(last["cause"].as_str()).unwrap_or_default().to_string();
-                if last["rule"] == "plan" {
-                    // The plan checker rule: plan again.
-                    self.plan.clear();
-                    self.phase = Phase::Idle;
-                    return self.next_step();
-                }
-                if why.contains("busy") {
-                    return Act::End(format!("The skill server is busy: {why}"));
-                }
-                self.skip_current()
-            }
+            Cont::Plan(attempt) => self.on_plan(&first, attempt),
+            Cont::Budget => self.on_budget(&first, &results.get(1).cloned().unwrap_or(json!({}))),
+            Cont::CheckClear => self.on_check_clear(&first),
+            Cont::Dispatch => self.on_dispatch(&results.last().cloned().unwrap_or(json!({}))),
             Cont::None => Act::End("Done.".into()),
         }
+    }
+
+    /// The plan's verdict: accepted, go; refused, drop the field the reason points at and plan
+    /// again (at most 10 times).
+    fn on_plan(&mut self, v: &Value, attempt: u32) -> Act {
+        if v["accepted"] == true {
+            self.plan = self.order.clone();
+            return self.goto_first();
+        }
+        if attempt > 10 {
+            return Act::End("No plan is accepted; I stop here.".into());
+        }
+        let reason = v["reason"].as_str().unwrap_or_default();
+        let drop = match reason {
+            "deadline" | "fuel" => {
+                let k = usize::from(reason == "fuel");
+                self.order
+                    .iter()
+                    .max_by(|a, b| {
+                        let ca = self.costs.get(*a).map_or(0.0, |c| if k == 0 { c.0 } else { c.1 });
+                        let cb = self.costs.get(*b).map_or(0.0, |c| if k == 0 { c.0 } else { c.1 });
+                        ca.total_cmp(&cb)
+                    })
+                    .cloned()
+            }
+            _ => v["field"].as_str().map(String::from).or_else(|| self.order.last().cloned()),
+        };
+        if let Some(f) = drop {
+            self.order.retain(|g| *g != f);
+        }
+        if self.order.is_empty() {
+            return self.next_step();
+        }
+        self.cont = Cont::Plan(attempt + 1);
+        Act::Calls(vec![("plan", json!({"visits": self.order, "return_home": true}))])
+    }
+
+    /// The budget and the fields' costs from here (unchecked mode): the first field that still
+    /// fits the deadline and the fuel.
+    fn on_budget(&mut self, budget: &Value, fields: &Value) -> Act {
+        let t = budget["t_s"].as_f64().unwrap_or(0.0);
+        let deadline = budget["deadline_s"].as_f64();
+        let fuel = budget["fuel_limit_mj"].as_f64();
+        let used = budget["energy_used_mj"].as_f64().unwrap_or(0.0);
+        let here: BTreeMap<String, (f64, f64)> = fields["fields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| {
+                let c = &f["from_here"];
+                Some((
+                    f["id"].as_str()?.to_string(),
+                    (c["planned_time_s"].as_f64()?, c["planned_energy_mj"].as_f64()?),
+                ))
+            })
+            .collect();
+        while let Some(f) = self.order.first().cloned() {
+            let (time, energy) = here.get(&f).copied().unwrap_or((0.0, 0.0));
+            let fits = deadline.is_none_or(|d| t + time <= d) && fuel.is_none_or(|l| used + energy <= l);
+            if fits {
+                return self.goto_first();
+            }
+            self.order.remove(0);
+        }
+        self.next_step()
+    }
+
+    /// Whether the route is clear: go on (or resume), else wait, and give up past `GIVE_UP_S`.
+    fn on_check_clear(&mut self, m: &Value) -> Act {
+        let blocked = m["returns_on_route"].as_array().is_some_and(|a| !a.is_empty());
+        if !blocked {
+            self.waited_s = 0.0;
+            if let Phase::Waiting(p) = self.phase.clone() {
+                self.phase = *p;
+            }
+            if m["interrupted"].is_null() {
+                return match self.phase.clone() {
+                    Phase::Going(_) | Phase::Scouting(_) | Phase::Returning => Act::End("Continuing.".into()),
+                    _ => self.next_step(),
+                };
+            }
+            self.cont = Cont::Dispatch;
+            return Act::Calls(vec![("dispatch", json!({"skill": "resume"}))]);
+        }
+        self.waited_s += WAIT_S;
+        let returning = matches!(&self.phase, Phase::Waiting(p) if **p == Phase::Returning);
+        if self.waited_s >= GIVE_UP_S && !returning {
+            return self.skip_current();
+        }
+        self.cont = Cont::Dispatch;
+        Act::Calls(vec![("dispatch", json!({"skill": "wait", "arguments": {"seconds": WAIT_S}}))])
+    }
+
+    /// A dispatch's reply: accepted, end the turn; refused by the plan rule, plan again; else
+    /// skip the field.
+    fn on_dispatch(&mut self, last: &Value) -> Act {
+        if last["accepted"] == true {
+            return Act::End(match &self.phase {
+                Phase::Going(f) => format!("Driving to {f}."),
+                Phase::Scouting(f) => format!("Scouting {f}."),
+                Phase::Returning => "Returning home.".into(),
+                Phase::Waiting(_) => "Waiting for the way to clear.".into(),
+                _ => "Done.".into(),
+            });
+        }
+        if last["rule"] == "plan" {
+            // The plan checker rule: plan again.
+            self.plan.clear();
+            self.phase = Phase::Idle;
+            return self.next_step();
+        }
+        let why = last["error"].as_str().or(last["cause"].as_str()).unwrap_or_default();
+        if why.contains("busy") {
+            return Act::End(format!("The skill server is busy: {why}"));
+        }
+        self.skip_current()
     }
 
     fn take_costs(&mut self, fields: &Value) {

@@ -184,6 +184,46 @@ pub enum AttachError {
     Handshake(String),
 }
 
+/// A TCP connection to `o.host`:`o.port`, tried again every 50 ms until `connect_timeout`.
+fn connect(o: &LinkOptions, connect_timeout: Duration) -> Result<TcpStream, AttachError> {
+    let addr = format!("{}:{}", o.host, o.port);
+    let deadline = Instant::now() + connect_timeout;
+    loop {
+        let tried = addr
+            .to_socket_addrs()
+            .map_err(|e| e.to_string())
+            .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
+            .and_then(|a| TcpStream::connect_timeout(&a, Duration::from_secs(2)).map_err(|e| e.to_string()));
+        match tried {
+            Ok(s) => return Ok(s),
+            Err(why) if Instant::now() >= deadline => return Err(AttachError::Connect { addr, why }),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// The bridge's `hello` checked against what this harness asks: the version, no downgrade (a
+/// token set and none asked), the sweep encoding offered, a valid nonce when proving a token.
+fn check_hello(hello: &link::Hello, o: &LinkOptions) -> Result<(), AttachError> {
+    if hello.version != link::PROTOCOL_VERSION {
+        return Err(AttachError::Version(version_mismatch(hello.version)));
+    }
+    if o.token.is_some() && !hello.token_required {
+        return Err(AttachError::Downgrade);
+    }
+    if !hello.sweep_encodings.contains(&o.sweep_encoding) {
+        return Err(AttachError::Handshake(format!(
+            "the bridge does not offer the sweep encoding {} (it offers {}): choose one of those with --link-sweeps",
+            o.sweep_encoding,
+            hello.sweep_encodings.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    if o.token.is_some() && !link::auth::nonce_ok(&hello.nonce) {
+        return Err(AttachError::Handshake("the bridge's hello has no valid nonce".into()));
+    }
+    Ok(())
+}
+
 impl Session {
     /// Connects to `o.host`:`o.port` (retrying until `connect_timeout`), runs the TLS handshake
     /// pinning `o.pins` (the certificates' SHA-256 fingerprints; none: plaintext), reads
@@ -195,22 +235,7 @@ impl Session {
         scan_cfg: ScanConfig,
     ) -> Result<Session, AttachError> {
         let (token, pins, silent_s) = (o.token.as_deref(), &o.pins[..], o.silent_s);
-        let addr = format!("{}:{}", o.host, o.port);
-        let deadline = Instant::now() + connect_timeout;
-        let stream = loop {
-            let tried = addr
-                .to_socket_addrs()
-                .map_err(|e| e.to_string())
-                .and_then(|mut a| a.next().ok_or_else(|| "no address".to_string()))
-                .and_then(|a| {
-                    TcpStream::connect_timeout(&a, Duration::from_secs(2)).map_err(|e| e.to_string())
-                });
-            match tried {
-                Ok(s) => break s,
-                Err(why) if Instant::now() >= deadline => return Err(AttachError::Connect { addr, why }),
-                Err(_) => std::thread::sleep(Duration::from_millis(50)),
-            }
-        };
+        let stream = connect(o, connect_timeout)?;
         let hs = |e: std::io::Error| AttachError::Handshake(e.to_string());
         stream.set_nodelay(true).map_err(hs)?;
         // Room for a few sweep steps at once (autotuning would grow it only after some traffic).
@@ -231,23 +256,12 @@ impl Session {
             FromBridge::Refused(r) => return Err(AttachError::Refused { code: r.code, reason: r.reason }),
             other => return Err(AttachError::Handshake(format!("expected hello, got {}", kind(&other)))),
         };
-        if hello.version != link::PROTOCOL_VERSION {
-            return Err(AttachError::Version(version_mismatch(hello.version)));
-        }
         let nonce = link::auth::new_nonce();
-        if token.is_some() && !hello.token_required {
-            let _ = writer.stream.shutdown(Shutdown::Both);
-            return Err(AttachError::Downgrade);
-        }
-        if !hello.sweep_encodings.contains(&o.sweep_encoding) {
-            return Err(AttachError::Handshake(format!(
-                "the bridge does not offer the sweep encoding {} (it offers {}): choose one of those with --link-sweeps",
-                o.sweep_encoding,
-                hello.sweep_encodings.iter().map(|e| e.as_str()).collect::<Vec<_>>().join(", ")
-            )));
-        }
-        if token.is_some() && !link::auth::nonce_ok(&hello.nonce) {
-            return Err(AttachError::Handshake("the bridge's hello has no valid nonce".into()));
+        if let Err(e) = check_hello(&hello, o) {
+            if matches!(e, AttachError::Downgrade) {
+                let _ = writer.stream.shutdown(Shutdown::Both);
+            }
+            return Err(e);
         }
         let attach = FromHarness::Attach(link::Attach {
             version: link::PROTOCOL_VERSION,
