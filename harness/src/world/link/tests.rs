@@ -149,6 +149,19 @@ fn scenario() -> crate::scenario::Scenario {
         .unwrap()
 }
 
+/// The link world of `scenario()` through a plaintext link to 127.0.0.1:`port`, asking `encoding`.
+fn connect_plain(port: u16, encoding: link::SweepEncoding) -> LinkWorld {
+    let opts = LinkOptions {
+        host: "127.0.0.1".into(),
+        port,
+        silent_s: 30.0,
+        token: None,
+        pins: vec![],
+        sweep_encoding: encoding,
+    };
+    LinkWorld::connect(&scenario(), &opts).unwrap()
+}
+
 const ROUTE: [(f64, f64); 3] = [(0.0, 0.0), (10.0, 0.0), (20.0, 5.0)];
 
 #[test]
@@ -160,15 +173,7 @@ fn the_route_ahead_is_the_observations_and_a_lost_skill_ended_is_made_from_the_r
             step(2, obs(10.1, Some((5, "F53")), &ROUTE), started),
         ]
     });
-    let opts = LinkOptions {
-        host: "127.0.0.1".into(),
-        port: bridge.port,
-        silent_s: 30.0,
-        token: None,
-        pins: vec![],
-        sweep_encoding: link::SweepEncoding::MmZstd,
-    };
-    let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
+    let mut w = connect_plain(bridge.port, link::SweepEncoding::MmZstd);
     assert!(w.route_ahead().is_empty(), "idle: no route");
     let req = SkillRequest { skill: Some(SkillKind::Goto), field: Some("F53".into()), ..Default::default() };
     let reply = w.request(&req);
@@ -240,15 +245,7 @@ fn a_sweep_line_pairs_with_the_step_of_its_stamp_and_gives_the_scan_and_the_poin
     let points: Vec<[f32; 4]> =
         (0..360).map(|i| [4.0 + (i % 7) as f32, (i as f32) * 0.01 - 1.8, 0.5, 9.0]).collect();
     let bridge = ScriptedBridge::start(step(1, obs(10.05, None, &[]), vec![]), |_| vec![]);
-    let opts = LinkOptions {
-        host: "127.0.0.1".into(),
-        port: bridge.port,
-        silent_s: 30.0,
-        token: None,
-        pins: vec![],
-        sweep_encoding: link::SweepEncoding::F32Zstd,
-    };
-    let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
+    let mut w = connect_plain(bridge.port, link::SweepEncoding::F32Zstd);
     let sweep = |t_s: f64, pts: &[[f32; 4]]| {
         FromBridge::Sweep(link::Sweep::pack(t_s, pts, link::SweepEncoding::F32Zstd))
     };
@@ -300,15 +297,7 @@ fn a_resume_takes_the_resumed_kinds_started_event_and_shows_it_running() {
             step(2, obs(10.1, Some((6, "F53")), &ROUTE), vec![started]),
         ]
     });
-    let opts = LinkOptions {
-        host: "127.0.0.1".into(),
-        port: bridge.port,
-        silent_s: 30.0,
-        token: None,
-        pins: vec![],
-        sweep_encoding: link::SweepEncoding::MmZstd,
-    };
-    let mut w = LinkWorld::connect(&scenario(), &opts).unwrap();
+    let mut w = connect_plain(bridge.port, link::SweepEncoding::MmZstd);
     let reply = w.request(&SkillRequest { skill: Some(SkillKind::Resume), ..Default::default() });
     assert!(reply.accepted, "{reply:?}");
     assert_eq!(
