@@ -52,8 +52,8 @@ RUN --mount=type=cache,id=acres-cargo-target,target=/ws/build/cargo \
 FROM build AS test
 # The ROS tests of the project (tests/ros: rclpy on rmw_fastrtps_cpp against the installed core
 # and vehicle nodes, the generated acres_interfaces types and their type hashes), real DDS on the
-# build's loopback; they refuse to run unless the build's network namespace has `lo` alone. Then
-# tools/colcon_check.sh's checks of a colcon install (the executables start and refuse bad
+# build's loopback; they refuse to run unless the build's network namespace has `lo` alone. Before
+# them, tools/colcon_check.sh's checks of a colcon install (the executables start and refuse bad
 # parameters with exit 2, the installed harness runs a scenario, install/setup.sh exports every
 # package and the generated types): the test command's one colcon build is this one.
 ENV ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
@@ -62,9 +62,9 @@ RUN . /opt/ros/jazzy/setup.sh \
     && mkdir -p /tmp/acres-bin \
     && ln -s /ws/install/acres_core/lib/acres_core/acres_core_node /tmp/acres-bin/ \
     && ln -s /ws/install/acres_vehicle/lib/acres_vehicle/acres_vehicle_node /tmp/acres-bin/ \
+    && ACRES_COLCON_WS=/ws ACRES_COLCON_PHASE=installed ACRES_COLCON_ROS=1 src/acres/tools/colcon_check.sh \
     && ACRES_BIN_DIR=/tmp/acres-bin ACRES_ROS_INTERFACES=/ws/install/acres_interfaces \
         python3 -m pytest -p no:cacheprovider -q -rA src/acres/tests/ros \
-    && ACRES_COLCON_WS=/ws ACRES_COLCON_PHASE=installed ACRES_COLCON_ROS=1 src/acres/tools/colcon_check.sh \
     && touch /ws/tests-passed
 
 FROM ${BASE} AS runtime

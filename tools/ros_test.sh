@@ -70,22 +70,38 @@ if [ "${ACRES_ROS_SKIP_R2R:-0}" != 1 ]; then
         for n in "${nodes[@]}"; do cp -f "target/debug/$n" "$1/$n"; done
     }
     keep_nodes target/nodes-rustdds
-    step "the nodes on r2r: clippy -D warnings, build (acres_ros with the feature r2r)"
+    step "the nodes on r2r: clippy -D warnings, build, the r2r test binaries (acres_ros with the feature r2r)"
     cargo clippy --quiet "${r2r_feat[@]}" "${r2r_skip[@]}" --profile test --all-targets -- -D warnings
     cargo build --quiet "${r2r_feat[@]}" --profile test --bins
+    # The r2r test binaries of the steps below, built here: built by one lane while the other's
+    # timing tests run, they would take the CPU from under them.
+    cargo test --quiet "${r2r_feat[@]}" "${r2r_skip[@]}" --profile test --lib --test skills_over_dds --test link_sim \
+        --test link_faults --no-run
     keep_nodes target/nodes-r2r
-    took
-    step "rclpy against the r2r nodes, inside unshare -n (pytest tests/ros)"
-    ACRES_BIN_DIR="$ROOT/target/nodes-r2r" ACRES_NODES_BACKEND=r2r \
-        in_netns python3 -m pytest -p no:cacheprovider -q -rA tests/ros
     took
     # Each test in a process of its own (cargo-nextest): r2r has one rcl context per process, and
     # rcl fixes its domain when it is made, while every test here has a domain of its own. The
     # harness the link tests start is test.sh's own (target/debug/acres-harness: no ROS in it).
-    step "r2r: acres_ros's unit tests, the DDS tests and the link subset (r2r clients, r2r nodes; nextest), inside unshare -n"
-    in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" --lib --test skills_over_dds --test link_sim --test link_faults \
-        --run-ignored all --test-threads 1 \
-        -E 'package(acres_ros) | binary(skills_over_dds) | test(link_sim_f56_succeeds_and_validates) | test(harness_killed_cancels_the_goal) | test(harness_frozen_the_vehicle_applies_on_cancel) | test(the_vehicle_node_runs_the_scenarios_learned_skill)'
+    # Two lanes side by side, each in a private network namespace of its own (they wait on real
+    # time, not the CPU): acres_ros's unit tests and the DDS tests in the background; the rclpy
+    # tests against the r2r nodes and the link subset here. Both lanes build with the r2r
+    # features only (a build with other features would link other node executables into
+    # target/debug, where the link subset finds its nodes).
+    step "r2r, two lanes: acres_ros's unit tests and the DDS tests | the rclpy tests and the link subset (r2r nodes; nextest), each inside unshare -n"
+    lane_log="$ROOT/target/ros-test-r2r-dds.log"
+    in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" --lib --test skills_over_dds --run-ignored all --test-threads 1 \
+        -E 'package(acres_ros) | binary(skills_over_dds)' >"$lane_log" 2>&1 &
+    lane_pid=$!
+    lane_rc=0
+    ACRES_BIN_DIR="$ROOT/target/nodes-r2r" ACRES_NODES_BACKEND=r2r \
+        in_netns python3 -m pytest -p no:cacheprovider -q -rA tests/ros || lane_rc=$?
+    in_netns cargo nextest run --no-fail-fast "${on_r2r[@]}" --test link_sim --test link_faults --run-ignored all --test-threads 1 \
+        -E 'test(link_sim_f56_succeeds_and_validates) | test(harness_killed_cancels_the_goal) | test(harness_frozen_the_vehicle_applies_on_cancel) | test(the_vehicle_node_runs_the_scenarios_learned_skill)' \
+        || lane_rc=$?
+    wait "$lane_pid" || lane_rc=$?
+    echo "== ros_test: acres_ros's unit tests and the DDS tests on r2r:"
+    cat "$lane_log"
+    [ "$lane_rc" = 0 ] || { echo "== ros_test: an r2r lane failed" >&2; exit "$lane_rc"; }
     took
     # Across the backends, the same DDS tests: the r2r client (Fast DDS) against the RustDDS nodes,
     # and the RustDDS client (test.sh's own test binary) against the r2r nodes. The deadman's

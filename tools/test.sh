@@ -167,18 +167,20 @@ ACRES_COLCON_PHASE=layout tools/colcon_check.sh
 # test profile: optimised): `--workspace` with the test targets named, and `cargo build --workspace
 # --profile test --bins`, compile nothing new, and the node executables and the harness the DDS,
 # link and viewer tests start are the optimised ones (the unoptimised ones cost minutes to build).
-# The DDS tests and the link tests wait on real time, not the CPU: they run side by side, each in a
-# private network namespace of its own (two loopbacks: no port or DDS domain shared), through
-# cargo-nextest, which holds cargo's build lock only while it builds (nothing new here), not while
-# the tests run as `cargo test` does. One test at a time within each.
+# The DDS tests and the link tests wait on real time, not the CPU: two lanes side by side, each in
+# a private network namespace of its own (two loopbacks: no port or DDS domain shared), through
+# cargo-nextest, which holds cargo's build lock only while it builds (nothing new here: `cargo
+# test` built every test binary), not while the tests run as `cargo test` does. One test at a
+# time within a lane: the DDS tests and the link tests but the simulations in the background,
+# the link simulations (launch/link_sim.sh end to end) here.
 command -v cargo-nextest >/dev/null || cargo install cargo-nextest --locked
 in_netns=(unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; export ACRES_REQUIRE_NETNS=1 ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST ROS_DISTRO=jazzy; exec "$@"' sh)
-step "DDS tests (core node + vehicle node + Cyclone DDS) beside the link tests (core node + vehicle node + bridge + harness), each inside unshare -n"
-bg dds timeout --kill-after=30 1800 "${in_netns[@]}" cargo nextest run --workspace --cargo-profile test --no-fail-fast \
-    --test skills_over_dds --test cyclone_interop --run-ignored all --test-threads 1
-timeout --kill-after=30 1800 "${in_netns[@]}" cargo nextest run --workspace --cargo-profile test --no-fail-fast \
-    --test link_faults --test link_impaired --test link_protocol --test link_security --test link_sim --run-ignored all --test-threads 1
-wait_bg dds
+nextest=(cargo nextest run --workspace --cargo-profile test --no-fail-fast --run-ignored all --test-threads 1)
+step "DDS tests (core node + vehicle node + Cyclone DDS) and link tests (core node + vehicle node + bridge + harness), two lanes each inside unshare -n"
+bg dds_and_link timeout --kill-after=30 1800 "${in_netns[@]}" "${nextest[@]}" --test skills_over_dds --test cyclone_interop \
+    --test link_faults --test link_impaired --test link_protocol --test link_security
+timeout --kill-after=30 1800 "${in_netns[@]}" "${nextest[@]}" --test link_sim
+wait_bg dds_and_link
 
 # llama.cpp's own llama-server with SmolLM2-135M (issue 31): the conformance probe, constrained
 # tool calls, pictures refused by a server without a projector, a long run in a small window, two
