@@ -61,7 +61,7 @@ RUN . /opt/ros/jazzy/setup.sh \
     && . install/setup.sh \
     && mkdir -p /tmp/acres-bin \
     && ln -s /ws/install/acres_core/lib/acres_core/acres_core_node /tmp/acres-bin/ \
-    && ln -s /ws/install/acres_vehicle/lib/acres_vehicle/acres_vehicle_node /tmp/acres-bin/ \
+    && ln -s /ws/install/acres_vehicle_node/lib/acres_vehicle_node/acres_vehicle_node /tmp/acres-bin/ \
     && ACRES_COLCON_WS=/ws ACRES_COLCON_PHASE=installed ACRES_COLCON_ROS=1 src/acres/tools/colcon_check.sh \
     && ACRES_BIN_DIR=/tmp/acres-bin ACRES_ROS_INTERFACES=/ws/install/acres_interfaces \
         python3 -m pytest -p no:cacheprovider -q -rA src/acres/tests/ros \

@@ -14,7 +14,8 @@
 # default target/debug, built with cargo when missing), ACRES_LINK_TOKEN (passed to the bridge
 # and the harness; never printed), ACRES_LINK_TLS (1, the default: the link speaks TLS, the bridge
 # writes its certificate's fingerprint to OUT/link_sim_logs/bridge.fingerprint and the harness
-# pins it with --link-trust; 0: plaintext on loopback). Logs of the nodes go to OUT/link_sim_logs/.
+# pins it with --link-trust; 0: plaintext on loopback), ACRES_PLUGIN_STEP_BUDGET_S (the vehicle
+# node's plugin_step_budget_s, default 0.2). Logs of the nodes go to OUT/link_sim_logs/.
 # Every child is stopped on exit, error or Ctrl-C; the exit code is the harness's.
 set -eu
 
@@ -44,7 +45,7 @@ shift 2
 bin=${ACRES_BIN_DIR:-$here/target/debug}
 if [ ! -x "$bin/acres_core_node" ] || [ ! -x "$bin/acres_vehicle_node" ] || [ ! -x "$bin/acres_bridge" ] || [ ! -x "$bin/acres-harness" ]; then
     [ -z "${ACRES_BIN_DIR:-}" ] || { echo "link_sim: binaries missing in $bin" >&2; exit 2; }
-    (cd "$here" && cargo build -q -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness)
+    (cd "$here" && cargo build -q -p acres_core -p acres_vehicle_node -p acres_bridge -p acres-harness)
 fi
 rate=${ACRES_LINK_RATE:-5}
 port=${ACRES_LINK_PORT:-5630}
@@ -79,7 +80,8 @@ trap 'stop_all; exit 143' TERM
 
 "$bin/acres_core_node" --ros-args -p "scenario:=$scenario" -p "maps_dir:=$maps" -p "rate:=$rate" >"$logs/core.log" 2>&1 &
 pids="$pids $!"
-"$bin/acres_vehicle_node" --ros-args -p "scenario:=$scenario" -p "maps_dir:=$maps" -p use_sim_time:=true >"$logs/vehicle.log" 2>&1 &
+"$bin/acres_vehicle_node" --ros-args -p "scenario:=$scenario" -p "maps_dir:=$maps" -p use_sim_time:=true \
+    -p "plugin_step_budget_s:=${ACRES_PLUGIN_STEP_BUDGET_S:-0.2}" >"$logs/vehicle.log" 2>&1 &
 pids="$pids $!"
 fp=$logs/bridge.fingerprint
 rm -f "$fp"

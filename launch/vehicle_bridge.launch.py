@@ -26,6 +26,7 @@ ARGS = {
     "on_cancel": ("stop", "stop or return_home"),
     "odom_timeout_s": ("1.0", "odometry that stops this long ends the skill, s"),
     "blocked_s": ("0.0", "held this long ends the skill blocked, s (0: the scenario's)"),
+    "plugin_step_budget_s": ("0.2", "a process local planner's time to answer a control step, s"),
     "skills": ("true", "serve skills (false: only observe)"),
     "lidar_forward_m": ("1.0", "the LiDAR's distance ahead of the pose, m"),
     "lidar_height_m": ("2.2", "the LiDAR's height above ground, m"),
@@ -80,9 +81,9 @@ def stop_with(node):
 def generate_launch_description():
     decl = declare()
     vehicle = Node(
-        package="acres_vehicle", executable="acres_vehicle_node", name="acres_vehicle",
+        package="acres_vehicle_node", executable="acres_vehicle_node", name="acres_vehicle",
         parameters=[{k: C(k) for k in ("scenario", "maps_dir", "heartbeat_timeout_s", "heartbeat_grace_s", "on_cancel", "odom_timeout_s",
-                                        "blocked_s", "skills", "lidar_forward_m", "lidar_height_m", "use_sim_time",
+                                        "blocked_s", "plugin_step_budget_s", "skills", "lidar_forward_m", "lidar_height_m", "use_sim_time",
                                         "rmw_framing")}],
     )
     bridge = Node(

@@ -38,7 +38,7 @@ trap 'stop_all; exit 0' INT TERM
 "$prefix/acres_core/lib/acres_core/acres_core_node" --ros-args $core &
 pids="$pids $!"
 # shellcheck disable=SC2086
-"$prefix/acres_vehicle/lib/acres_vehicle/acres_vehicle_node" --ros-args -p use_sim_time:=true $vehicle &
+"$prefix/acres_vehicle_node/lib/acres_vehicle_node/acres_vehicle_node" --ros-args -p use_sim_time:=true $vehicle &
 pids="$pids $!"
 # shellcheck disable=SC2086
 "$prefix/acres_bridge/lib/acres_bridge/acres_bridge" --ros-args -p use_sim_time:=true $bridge &

@@ -22,9 +22,11 @@ import tomllib
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = {
     "acres_core": ROOT / "ros_pkgs/acres_core",
-    "acres_vehicle": ROOT / "ros_pkgs/acres_vehicle",
+    "acres_vehicle_node": ROOT / "ros_pkgs/acres_vehicle_node",
     "acres_bridge": ROOT / "bridge/node",
 }
+# The library whose node module a node package's executable runs (its parameters are read there).
+NODE_LIBRARY = {"acres_vehicle_node": ROOT / "ros_pkgs/acres_vehicle"}
 # Parameters a launch file does not pass on purpose, with the reason.
 NOT_ARGUMENTS = {
     # The link token never travels as a parameter: it would show in `ros2 param get` and in the
@@ -39,7 +41,7 @@ PARAM_DEFAULT = re.compile(r'\b(str|f64|bool|u64|i64)_or\(\s*"([a-z_]+)"\s*,\s*(
 CONST = re.compile(r'\bconst\s+([A-Z_]+)\s*:\s*[A-Za-z0-9]+\s*=\s*([^;]+);')
 # Node parameters the node cannot do without: their launch argument is required (no default) or
 # has a real default, never an empty one.
-REQUIRED = {("acres_core", "scenario"), ("acres_vehicle", "scenario")}
+REQUIRED = {("acres_core", "scenario"), ("acres_vehicle_node", "scenario")}
 # Launch arguments that are paths: the launch file resolves their defaults from its base folder
 # (the package's share folder when installed, the repository otherwise), the node from its own.
 PATH_ARGUMENTS = {"scenario", "maps_dir"}
@@ -47,8 +49,7 @@ PATH_ARGUMENTS = {"scenario", "maps_dir"}
 
 def node_parameters(pkg):
     """The parameters the node of `pkg` reads, from its Rust sources."""
-    folder = PACKAGES[pkg]
-    sources = list((folder / "src").rglob("*.rs"))
+    sources = package_sources(pkg)
     names = set()
     # Every source of the package: only the node's code reads parameters (the libraries of
     # acres_core/acres_vehicle read none), so the whole package gives the node's set.
@@ -63,8 +64,14 @@ def node_parameters_of_acres_ros():
     return set(PARAM_CALL.findall((ROOT / "ros_pkgs/acres_ros/src/node.rs").read_text()))
 
 
+def package_sources(pkg):
+    """The Rust sources of the node of `pkg`: its package's and its node library's."""
+    folders = [PACKAGES[pkg]] + ([NODE_LIBRARY[pkg]] if pkg in NODE_LIBRARY else [])
+    return [src for folder in folders for src in (folder / "src").rglob("*.rs")]
+
+
 def rust_sources(pkg):
-    return list((PACKAGES[pkg] / "src").rglob("*.rs")) + [ROOT / "ros_pkgs/acres_ros/src/node.rs"] + list(
+    return package_sources(pkg) + [ROOT / "ros_pkgs/acres_ros/src/node.rs"] + list(
         (ROOT / "bridge/protocol/src").rglob("*.rs"))
 
 

@@ -64,7 +64,8 @@ acres_local_planners	ros_pkgs/acres_local_planners	(ament_cargo)
 acres_msgs	ros_pkgs/acres_msgs	(ament_cargo)
 acres_ros	ros_pkgs/acres_ros	(ament_cargo)
 acres_scenario	ros_pkgs/acres_scenario	(ament_cargo)
-acres_vehicle	ros_pkgs/acres_vehicle	(ament_cargo)"
+acres_vehicle	ros_pkgs/acres_vehicle	(ament_cargo)
+acres_vehicle_node	ros_pkgs/acres_vehicle_node	(ament_cargo)"
     listed="$(cd "$ROOT" && colcon --log-base /dev/null list)"
     echo "$listed"
     if [ "$listed" != "$expected" ]; then
@@ -117,7 +118,7 @@ else
     echo "colcon_check: unshare -n is not available; the nodes are not started outside a private network namespace" >&2
     exit 2
 fi
-for exe in acres_core/lib/acres_core/acres_core_node acres_vehicle/lib/acres_vehicle/acres_vehicle_node \
+for exe in acres_core/lib/acres_core/acres_core_node acres_vehicle_node/lib/acres_vehicle_node/acres_vehicle_node \
            acres_bridge/lib/acres_bridge/acres_bridge; do
     path="$WS/install/$exe"
     [ -x "$path" ] || { echo "colcon_check: $path missing or not executable" >&2; exit 1; }
@@ -150,7 +151,7 @@ if [ "$with_ros" = 1 ]; then
         exit 1
     fi
     echo "$out" | head -1
-    for pkg in acres_interfaces acres_core acres_vehicle acres_bridge; do
+    for pkg in acres_interfaces acres_core acres_vehicle acres_vehicle_node acres_bridge; do
         case ":$(echo "$out" | tail -1):" in
             *":$WS/install/$pkg:"*) ;;
             *) echo "colcon_check: install/setup.sh puts no $pkg on AMENT_PREFIX_PATH: $out" >&2; exit 1 ;;

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod agent;
+pub mod command_line;
 pub mod leaderboard;
 pub mod mcp;
 pub mod planners;

@@ -18,8 +18,9 @@ use crate::run::{run_scenario, Planner, RunOptions, RunOutcome};
 use crate::runfolder::rows::{Mode, PlannerInfo, Profile, World};
 use crate::scenario::{self, RecoveryMode, Scenario};
 
-/// Options of `run`.
-#[derive(Debug, Clone, Args)]
+/// Options of `run`. Serialised, they are a worker's command line (`command_line`): each field is
+/// its flag, so every field must be an option of `run` under the same name.
+#[derive(Debug, Clone, PartialEq, Args, serde::Serialize)]
 pub struct RunArgs {
     /// Scenario files or folders (a folder: its top-level *.json files).
     #[arg(long, required = true, num_args = 1..)]
@@ -97,6 +98,7 @@ pub struct RunArgs {
     pub recovery_mode: Option<RecoveryMode>,
     /// A recovery option KEY=VALUE (hold_s=SECONDS).
     #[arg(long, value_parser = parse_kv)]
+    #[serde(serialize_with = "super::command_line::kv_words")]
     pub recovery_option: Vec<(String, String)>,
     /// The scripted planner's think time per call, mission seconds.
     #[arg(long, default_value_t = 2.0)]
@@ -561,50 +563,20 @@ fn run_workers(
     Ok(results.into_iter().flatten().collect())
 }
 
+/// A worker's command line: this invocation's options (every one, from the struct: see
+/// `command_line`) for one scenario, one at a time, quiet, without the viewer (the parent serves
+/// it).
 fn child_args(a: &RunArgs, file: &Path, maps: &Path, gate_file: Option<&Path>) -> Vec<String> {
-    let mut v = vec![
-        "run".to_string(),
-        "--child".into(),
-        "--quiet".into(),
-        "--scenario".into(),
-        file.display().to_string(),
-        "--maps".into(),
-        maps.display().to_string(),
-        "--model".into(),
-        a.model.clone(),
-        "--mode".into(),
-        a.mode.as_str().into(),
-        "--out".into(),
-        a.out.display().to_string(),
-        "--profile".into(),
-        a.profile.as_str().into(),
-        "--pace".into(),
-        a.pace.to_string(),
-        "--think-s".into(),
-        a.think_s.to_string(),
-        "--seed".into(),
-        a.seed.to_string(),
-        "--record".into(),
-        a.record.as_str().into(),
-    ];
-    if a.operator {
-        v.push("--operator".into());
-    }
-    if let Some(g) = gate_file {
-        v.push("--gate-file".into());
-        v.push(g.display().to_string());
-    }
-    if let Some(c) = &a.cache {
-        v.push("--cache".into());
-        v.push(c.display().to_string());
-    }
-    if let Some(m) = a.recovery_mode {
-        v.push("--recovery-mode".into());
-        v.push(if m == RecoveryMode::Menu { "menu".into() } else { "off".into() });
-    }
-    for (k, val) in &a.recovery_option {
-        v.push("--recovery-option".into());
-        v.push(format!("{k}={val}"));
-    }
-    v
+    super::command_line::run_command_line(&RunArgs {
+        scenario: vec![file.to_path_buf()],
+        maps: Some(maps.to_path_buf()),
+        workers: 1,
+        concurrent: 1,
+        view: false,
+        view_port: None,
+        quiet: true,
+        child: true,
+        gate_file: gate_file.map(Path::to_path_buf),
+        ..a.clone()
+    })
 }

@@ -9,7 +9,7 @@
 //!    node's CPU time (utime + stime from /proc) divided by the sweeps.
 //!
 //! ```text
-//! cargo build --release -p acres_vehicle
+//! cargo build --release -p acres_vehicle_node
 //! unshare -n sh -c 'set -e; ip link set lo up; ip link set lo multicast on; exec cargo bench -p acres_vehicle --bench shield_reaction'
 //! ```
 //! `ACRES_BENCH_TRIALS` sets the trial count (default 300).

@@ -1,5 +1,5 @@
 //! The vehicle: what runs on the vehicle's computer. The library is free of ROS and async; with
-//! the default feature `ros`, [`node`] is the vehicle node (the executable `acres_vehicle_node`).
+//! the default feature `ros`, [`node`] is the vehicle node (its executable is the package `acres_vehicle_node`).
 //!
 //! - [`scan`]: the scan function (360 ranges, 45° sectors, obstacle distance ahead) — the one
 //!   used everywhere a scan is made.

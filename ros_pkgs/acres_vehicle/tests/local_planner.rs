@@ -1,10 +1,8 @@
 //! The local planners of the vehicle library: `pure_pursuit` drives a whole mission on ACRES
-//! Core (goto, scout, return home: each `succeeded`), and the vehicle node refuses a scenario
-//! whose `local_planner` is a process plugin (exit 2, naming the key) before it makes any DDS
-//! participant (so this needs no network namespace).
+//! Core (goto, scout, return home: each `succeeded`). The vehicle node with a process plugin is
+//! tested over the link (`bridge/node/tests/link_sim.rs`).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use acres_core::{Command as Drive, World, WorldConfig};
@@ -53,21 +51,4 @@ fn pure_pursuit_drives_goto_scout_and_return_home_to_success() {
         assert_eq!(drive(&mut world, &mut server, req.clone()), ResultCode::Succeeded, "{req:?}");
     }
     assert_eq!(server.status().scouted, vec!["F54".to_string()]);
-}
-
-#[test]
-fn the_vehicle_node_refuses_a_process_plugin() {
-    let scenario = repo().join("harness/tests/fixtures/local_planners/crash_one_field.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_acres_vehicle_node"))
-        .arg("--ros-args")
-        .arg("-p")
-        .arg(format!("scenario:={}", scenario.display()))
-        .arg("-p")
-        .arg(format!("maps_dir:={}", repo().join("scenarios/maps").display()))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("at local_planner: the vehicle node runs the in-tree local planners only"), "{err}");
-    assert!(err.contains("process:python3 faulty_plugin.py crash"), "{err}");
 }

@@ -39,7 +39,7 @@ pub fn repo() -> PathBuf {
 pub fn bin(name: &str) -> PathBuf {
     acres_ros::testing::workspace_bin(
         name,
-        "cargo build -p acres_core -p acres_vehicle -p acres_bridge -p acres-harness",
+        "cargo build -p acres_core -p acres_vehicle_node -p acres_bridge -p acres-harness",
     )
 }
 

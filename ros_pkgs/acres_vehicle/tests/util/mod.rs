@@ -46,7 +46,7 @@ fn bin(name: &str) -> PathBuf {
             assert!(p.exists(), "ACRES_NODES_DIR has no {}", p.display());
             p
         }
-        None => acres_ros::testing::workspace_bin(name, "cargo build -p acres_core -p acres_vehicle"),
+        None => acres_ros::testing::workspace_bin(name, "cargo build -p acres_core -p acres_vehicle_node"),
     }
 }
 
