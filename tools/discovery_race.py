@@ -98,7 +98,8 @@ def one_start(i, domain, exe, offset_ms, deadline_s, log_dir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--starts", type=int, default=100)
-    ap.add_argument("--first-domain", type=int, default=1, help="domains first..first+99 are cycled")
+    ap.add_argument("--first-domain", type=int, default=1)
+    ap.add_argument("--domains", type=int, default=50, help="domains first..first+this-1 are cycled")
     ap.add_argument("--offset-ms", type=float, default=300.0)
     ap.add_argument("--deadline-s", type=float, default=10.0)
     ap.add_argument("--exe", required=True, help="the vehicle node's executable")
@@ -111,6 +112,9 @@ def main():
         print(f"discovery_race: REFUSED: run inside unshare -n with loopback alone and "
               f"ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST (interfaces here: {ifaces})", file=sys.stderr)
         sys.exit(3)
+    if a.first_domain < 0 or a.domains < 1 or a.first_domain + a.domains > 232:
+        print(f"discovery_race: --first-domain {a.first_domain} --domains {a.domains}: ROS domains are 0..232", file=sys.stderr)
+        sys.exit(2)
     if not os.access(a.exe, os.X_OK):
         print(f"discovery_race: --exe {a.exe}: not an executable", file=sys.stderr)
         sys.exit(2)
@@ -119,7 +123,7 @@ def main():
     rng = random.Random(a.seed)
     missed, times = 0, []
     for i in range(a.starts):
-        domain = a.first_domain + i % 100
+        domain = a.first_domain + i % a.domains
         offset = rng.uniform(0, a.offset_ms)
         lack, t = one_start(i, domain, a.exe, offset, a.deadline_s, log_dir)
         if lack:

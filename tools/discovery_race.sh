@@ -23,6 +23,9 @@ load="${3:-2}"
 for v in "$starts" "$loops" "$load"; do
     case "$v" in ''|*[!0-9]*) echo "discovery_race.sh: '$v' is not a count (usage: STARTS LOOPS LOAD)" >&2; exit 2 ;; esac
 done
+if [ "$loops" -lt 1 ] || [ "$loops" -gt 8 ]; then
+    echo "discovery_race.sh: LOOPS $loops: 1 to 8 (each loop has ROS domains of its own, 232 in all)" >&2; exit 2
+fi
 exe="${ACRES_RACE_EXE:-$ROOT/target/nodes-rustdds/acres_vehicle_node}"
 [ -x "$exe" ] || { echo "discovery_race.sh: $exe is not built (tools/ros_test.sh makes it)" >&2; exit 3; }
 logs="${ACRES_RACE_LOGS:-$ROOT/target/discovery_race}"
@@ -54,7 +57,7 @@ done
 pids=""
 i=0
 while [ "$i" -lt "$ACRES_RACE_LOOPS" ]; do
-    python3 "$ACRES_RACE_ROOT/tools/discovery_race.py" --starts "$ACRES_RACE_STARTS" --first-domain $((1 + i * 100)) \
+    python3 "$ACRES_RACE_ROOT/tools/discovery_race.py" --starts "$ACRES_RACE_STARTS" --first-domain $((1 + i * 232 / ACRES_RACE_LOOPS)) --domains $((232 / ACRES_RACE_LOOPS - 1)) \
         --offset-ms "${ACRES_RACE_OFFSET_MS:-300}" --deadline-s "${ACRES_RACE_DEADLINE_S:-10}" --seed $((29 + i)) \
         --exe "$ACRES_RACE_EXE" --log-dir "$ACRES_RACE_LOGS/loop$i" > "$ACRES_RACE_LOGS/loop$i.out" 2>&1 &
     pids="$pids $!"
@@ -65,5 +68,7 @@ for p in $pids; do wait "$p" || rc=1; done
 for p in $busy; do kill "$p"; done
 if [ -n "$cap" ]; then kill -INT "$cap"; wait "$cap" || true; fi
 grep -h "^MISSED\|^discovery_race" "$ACRES_RACE_LOGS"/loop*.out || true
+# The namespace'"'"'s UDP counters: RcvbufErrors counts datagrams a full socket buffer dropped.
+grep "^Udp:" /proc/net/snmp
 exit $rc
 '
