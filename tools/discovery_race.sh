@@ -43,7 +43,7 @@ ip link set lo multicast on
 export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
 cap=""
 if [ -n "${ACRES_RACE_CAPTURE:-}" ]; then
-    tcpdump -i lo -s 0 -U -w "$ACRES_RACE_CAPTURE" "udp and udp[8:4] = 0x52545053" 2>"$ACRES_RACE_LOGS/tcpdump.err" &
+    tcpdump -i lo -s 0 -U -w "$ACRES_RACE_CAPTURE" "(udp and udp[8:4] = 0x52545053) or icmp" 2>"$ACRES_RACE_LOGS/tcpdump.err" &
     cap=$!
     sleep 1
 fi
