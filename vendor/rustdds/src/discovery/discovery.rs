@@ -296,23 +296,20 @@ pub(crate) struct Discovery {
   // discovery phase. See `spdp_receive`.
   #[cfg(feature = "security")]
   spdp_quick_response_sent: std::collections::HashSet<GuidPrefix>,
-
-  // acres patch (vendor/rustdds/ACRES_PATCH.md): the quick SPDP responses sent to
-  // each remote participant, counted, so that the SPDP announcements a remote
-  // sends at its start-up are each answered (up to QUICK_SPDP_RESPONSES), not
-  // only its first one. One answer is one best-effort datagram: when the remote
-  // drops it (seen with Fast DDS receiving it while it still starts up), the
-  // remote does not know this participant until the next SPDP_PUBLISH_PERIOD.
-  spdp_quick_responses: std::collections::HashMap<GuidPrefix, u32>,
 }
 
 impl Discovery {
   const PARTICIPANT_CLEANUP_PERIOD: StdDuration = StdDuration::from_secs(2);
   const TOPIC_CLEANUP_PERIOD: StdDuration = StdDuration::from_secs(60); // timer for cleaning up inactive topics
   const SPDP_PUBLISH_PERIOD: StdDuration = StdDuration::from_secs(10);
-  // acres patch: how many SPDP announcements of a remote participant are each
-  // answered by a quick SPDP response (the first one included).
-  const QUICK_SPDP_RESPONSES: u32 = 5;
+  // acres patch (ACRES_PATCH.md): when a new remote participant is discovered,
+  // this participant announces itself at each of these delays, not once. SPDP
+  // is best effort, and a remote participant that receives the one answer while
+  // it is still starting up can drop it (seen with Fast DDS under load); it
+  // re-announces itself with the same sequence number, which this participant's
+  // SPDP reader takes as a duplicate, so nothing else would answer it before the
+  // next SPDP_PUBLISH_PERIOD.
+  const QUICK_SPDP_RESPONSE_DELAYS_MS: [u64; 5] = [10, 100, 300, 1000, 3000];
   const CHECK_PARTICIPANT_MESSAGES: StdDuration = StdDuration::from_secs(1);
   #[cfg(feature = "security")]
   const CACHED_SECURE_DISCOVERY_MESSAGE_RESEND_PERIOD: StdDuration = StdDuration::from_secs(1);
@@ -704,7 +701,6 @@ impl Discovery {
       dcps_participant_volatile_message_secure,
       #[cfg(feature = "security")]
       spdp_quick_response_sent: std::collections::HashSet::new(),
-      spdp_quick_responses: std::collections::HashMap::new(),
     })
   }
 
@@ -1074,19 +1070,6 @@ impl Discovery {
     // available built-in endpoints.
     self.send_discovery_notification(DiscoveryNotificationType::ParticipantUpdated { guid_prefix });
 
-    // acres patch: answer the first QUICK_SPDP_RESPONSES announcements of a
-    // remote participant, not only the first (see `spdp_quick_responses`).
-    if !was_new && guid_prefix != self.domain_participant.guid().prefix {
-      let sent = self.spdp_quick_responses.entry(guid_prefix).or_insert(1);
-      if *sent < Self::QUICK_SPDP_RESPONSES {
-        *sent += 1;
-        self.discovery_timer.borrow_mut().set_timeout(
-          StdDuration::from_millis(10),
-          DiscoveryTimerEvent::SendParticipantInfo { reschedule: false },
-        );
-      }
-    }
-
     if was_new {
       // Inform DDS Applications
       self.send_participant_status(DomainParticipantStatusEvent::ParticipantDiscovered {
@@ -1103,12 +1086,14 @@ impl Discovery {
       // But not to reply to self, because we know that we exist.
       // TODO: Maybe add some rate-limiting to this to avoid packet storms.
       if guid_prefix != self.domain_participant.guid().prefix {
-        self.spdp_quick_responses.insert(guid_prefix, 1);
-        // One-shot quick SPDP response on the shared timer (does not reschedule).
-        self.discovery_timer.borrow_mut().set_timeout(
-          StdDuration::from_millis(10),
-          DiscoveryTimerEvent::SendParticipantInfo { reschedule: false },
-        );
+        // One-shot quick SPDP responses on the shared timer (they do not
+        // reschedule); acres patch: one at each of QUICK_SPDP_RESPONSE_DELAYS_MS.
+        for delay_ms in Self::QUICK_SPDP_RESPONSE_DELAYS_MS {
+          self.discovery_timer.borrow_mut().set_timeout(
+            StdDuration::from_millis(delay_ms),
+            DiscoveryTimerEvent::SendParticipantInfo { reschedule: false },
+          );
+        }
       }
 
       // This may be a rediscovery of a previously seen participant that
@@ -1136,7 +1121,6 @@ impl Discovery {
     });
     #[cfg(feature = "security")]
     self.spdp_quick_response_sent.remove(&participant_guidp);
-    self.spdp_quick_responses.remove(&participant_guidp);
   }
 
   fn send_endpoint_dispose_message(&self, endpoint_guid: GUID) {
