@@ -10,7 +10,9 @@
 # Environment: ACRES_RACE_EXE (the vehicle node; default target/nodes-rustdds/acres_vehicle_node),
 #   ACRES_RACE_CAPTURE=FILE.pcap (tcpdump on lo, RTPS only, for tshark), ACRES_RACE_OFFSET_MS (the
 #   peer starts a random 0..this ms after the node; default 300), ACRES_RACE_DEADLINE_S (10),
-#   ACRES_RACE_LOGS (the logs of missed starts; default target/discovery_race).
+#   ACRES_RACE_LOGS (the logs of missed starts; default target/discovery_race), ACRES_RACE_STACK_NICE
+#   (the node and the peer run at this niceness, the busy loops at the script's own: 10 starves the
+#   stack the way a build at normal priority does; default 0).
 # NETWORK SAFETY: everything that starts a DDS participant runs here inside `unshare -n` with
 # loopback alone and ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST. Exit 0: no start missed; 1: some
 # did; 2: bad arguments; 3: the environment failed.
@@ -57,7 +59,7 @@ done
 pids=""
 i=0
 while [ "$i" -lt "$ACRES_RACE_LOOPS" ]; do
-    python3 "$ACRES_RACE_ROOT/tools/discovery_race.py" --starts "$ACRES_RACE_STARTS" --first-domain $((1 + i * 232 / ACRES_RACE_LOOPS)) --domains $((232 / ACRES_RACE_LOOPS - 1)) \
+    nice -n "${ACRES_RACE_STACK_NICE:-0}" python3 "$ACRES_RACE_ROOT/tools/discovery_race.py" --starts "$ACRES_RACE_STARTS" --first-domain $((1 + i * 232 / ACRES_RACE_LOOPS)) --domains $((232 / ACRES_RACE_LOOPS - 1)) \
         --offset-ms "${ACRES_RACE_OFFSET_MS:-300}" --deadline-s "${ACRES_RACE_DEADLINE_S:-10}" --seed $((29 + i)) \
         --exe "$ACRES_RACE_EXE" --log-dir "$ACRES_RACE_LOGS/loop$i" > "$ACRES_RACE_LOGS/loop$i.out" 2>&1 &
     pids="$pids $!"
