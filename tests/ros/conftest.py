@@ -63,9 +63,9 @@ class Proc:
     def wait_running(self, line, timeout_s=30):
         """Waits until the node logs `line`, which it does once all its publishers, subscriptions
         and its action server exist. The tests start their rclpy peer only then: a Fast DDS
-        participant discovered while a RustDDS node is still creating endpoints may never learn of
-        the last ones (docs/ros.md, "A discovery race at start-up"), and these tests are about the
-        nodes' behaviour, not that race."""
+        participant started together with a RustDDS node could stay blind to it for 10 s
+        (docs/ros.md, "A discovery race at start-up"; patched in vendor/rustdds, measured by
+        tools/discovery_race.sh), and these tests are about the nodes' behaviour, not that race."""
         deadline = time.monotonic() + timeout_s
         while line not in self.output():
             if not self.running():

@@ -114,10 +114,11 @@ pub struct Client {
 impl Client {
     /// A client in `domain`, loopback only, waiting for the action server.
     ///
-    /// A Fast DDS participant discovered by a RustDDS node in the moment the node creates its
-    /// last endpoints can miss them for good (docs/ros.md, "A discovery race at start-up"): a
-    /// client that has not seen the server after 10 s is dropped and made again (a new
-    /// participant, discovered afresh), at most twice. Each new try is printed.
+    /// A Fast DDS participant that drops the RustDDS node's one answer to its first SPDP
+    /// announcement did not know the node until its next announcement, 10 s later (docs/ros.md,
+    /// "A discovery race at start-up"; patched in vendor/rustdds): a client that has not seen the
+    /// server after 10 s is still dropped and made again (a new participant, discovered afresh),
+    /// at most twice. Each new try is printed.
     pub fn new(domain: u16, framing: &str) -> Client {
         for attempt in 1..=3 {
             let c = Self::new_plain_framed(domain, framing);
