@@ -91,6 +91,42 @@ pub fn next_not_sent(now: u32, bytes: usize, elapsed_s: f64) -> u32 {
     next.clamp(NOT_SENT_MIN, NOT_SENT_MAX)
 }
 
+/// A sweep goes only when the socket holds at most this many bytes the peer has not
+/// acknowledged (sent or not; [`unacked_bytes`]). The not-sent bound keeps the socket's own
+/// queue short, but on a link slower than the sweeps TCP keeps the network's queue full (a
+/// bottleneck's buffer: an access point's, or `tc`'s here), and every line waits behind it: at
+/// 2 Mbit/s, a quarter to half a second. Waiting for the sweep before to be acknowledged (all
+/// but this much) keeps at most about one sweep in the network, so a control line waits for at
+/// most one sweep's transmission there too; the sweeps thin out (the newest kept) instead. The
+/// cost: a sweep per round trip at most (a link of 100 ms round trip still carries 10 compact
+/// sweeps a second, `f32` ones fewer).
+pub const SWEEP_AFTER_UNACKED: usize = 16 << 10;
+
+/// How often a waiting sweep reads the bytes not acknowledged.
+const UNACKED_EVERY: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// The bytes the socket holds that the peer has not acknowledged, sent or not (Linux's
+/// `SIOCOUTQ`, read as the `tx_queue` of the connection's row in `/proc/net/tcp` or `tcp6`:
+/// the workspace forbids `unsafe`, so no `ioctl`); `None` when the system does not say.
+pub fn unacked_bytes(stream: &TcpStream) -> Option<usize> {
+    let (local, peer) = (stream.local_addr().ok()?, stream.peer_addr().ok()?);
+    let table = if local.is_ipv4() { "/proc/net/tcp" } else { "/proc/net/tcp6" };
+    tx_queue(&std::fs::read_to_string(table).ok()?, local.port(), peer.port())
+}
+
+/// The `tx_queue` of the row of a `/proc/net/tcp` table whose local and remote ports are these.
+fn tx_queue(table: &str, local_port: u16, peer_port: u16) -> Option<usize> {
+    let port = |addr: &str| addr.rsplit_once(':').and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
+    table.lines().skip(1).find_map(|row| {
+        let mut f = row.split_whitespace().skip(1);
+        let (l, r, _state, queues) = (f.next()?, f.next()?, f.next()?, f.next()?);
+        if port(l)? != local_port || port(r)? != peer_port {
+            return None;
+        }
+        usize::from_str_radix(queues.split_once(':')?.0, 16).ok()
+    })
+}
+
 /// The most bytes queued for a harness that does not read; past it the harness is detached
 /// (at 20 steps a second without sweeps, about 10 s of steps).
 pub const OUTBOX_MAX: usize = 2 << 20;
@@ -144,6 +180,8 @@ pub struct Conn {
     pub counts: Arc<Counts>,
     /// Seals lines into TLS records (TLS links).
     sealer: Option<Sealer>,
+    /// When the bytes not acknowledged were last read, and what they were.
+    unacked: Mutex<Option<(std::time::Instant, Option<usize>)>>,
 }
 
 impl Conn {
@@ -187,7 +225,7 @@ impl Conn {
         })?;
         let (ob, mut w, c) = (outbox.clone(), stream.try_clone()?, counts.clone());
         std::thread::Builder::new().name("link-write".into()).spawn(move || write_loop(&ob, &mut w, &c))?;
-        Ok(Conn { peer, stream, outbox, rx, counts, sealer })
+        Ok(Conn { peer, stream, outbox, rx, counts, sealer, unacked: Mutex::new(None) })
     }
 
     /// The TLS session's channel binding (empty without TLS).
@@ -254,11 +292,22 @@ impl Conn {
         cv.notify_one();
     }
 
-    /// True when a sweep could go at once: no sweep queued or being written, and less than
-    /// [`SWEEP_QUEUE_MAX`] queued before it.
+    /// True when a sweep could go at once: no sweep queued or being written, less than
+    /// [`SWEEP_QUEUE_MAX`] queued before it, and at most [`SWEEP_AFTER_UNACKED`] bytes in the
+    /// socket that the harness's side has not acknowledged ([`unacked_bytes`]).
     pub fn sweep_free(&self) -> bool {
         let o = self.outbox.0.lock().expect("outbox lock");
-        !o.sweep_in_flight && o.queued_bytes < SWEEP_QUEUE_MAX
+        if o.sweep_in_flight || o.queued_bytes >= SWEEP_QUEUE_MAX {
+            return false;
+        }
+        drop(o);
+        // Read at most every UNACKED_EVERY (the loop asks every half millisecond while a sweep
+        // waits, and the table is a file of every connection's row).
+        let mut seen = self.unacked.lock().expect("unacked lock");
+        if seen.is_none_or(|(at, _)| at.elapsed() >= UNACKED_EVERY) {
+            *seen = Some((std::time::Instant::now(), unacked_bytes(&self.stream)));
+        }
+        seen.and_then(|(_, b)| b).is_none_or(|b| b <= SWEEP_AFTER_UNACKED)
     }
 
     /// The bytes queued when the outbox passed [`OUTBOX_MAX`], if it did: the harness does
@@ -403,6 +452,35 @@ pub fn read_line(r: &mut impl BufRead, counts: &Counts) -> Option<Result<FromHar
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn the_bytes_not_acknowledged_are_read_from_the_connections_row() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:1631 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1 1 0000000000000000 100 0 0 10 0
+   1: 0100007F:1631 0100007F:D2F0 01 00012C00:00000000 01:00000014 00000000     0        0 2 1 0000000000000000 20 4 30 10 -1";
+        assert_eq!(tx_queue(table, 0x1631, 0xD2F0), Some(0x12C00));
+        assert_eq!(tx_queue(table, 0x1631, 0), Some(0), "the listening row");
+        assert_eq!(tx_queue(table, 0x1631, 1), None);
+        // A real connection: nothing written, nothing held; a peer that never reads fills its
+        // window, then the bytes wait unacknowledged in this socket.
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (_peer, _) = l.accept().unwrap();
+        assert_eq!(unacked_bytes(&s), Some(0));
+        s.set_nonblocking(true).unwrap();
+        let chunk = vec![7u8; 1 << 16];
+        let mut written = 0usize;
+        while written < 64 << 20 {
+            match (&s).write(&chunk) {
+                Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        let held = unacked_bytes(&s).unwrap();
+        assert!(held > 0 && held <= written, "{held} bytes held of {written} written");
+    }
 
     #[test]
     fn the_not_sent_bound_follows_the_links_rate_within_its_limits() {

@@ -15,11 +15,15 @@ pub enum BoundedLine {
     Oversized(usize),
     /// The end of the stream (nothing read).
     End,
+    /// The stream ended inside a line of at most the limit: the peer closed mid-line (a session
+    /// ended while a sweep was on its way), not a line to decode. The part's length, bytes.
+    Cut(usize),
 }
 
 /// Reads one line of at most `max` bytes (its `\n` not counted) from `r`. A line past `max`
 /// is consumed to its `\n` without being kept ([`BoundedLine::Oversized`]); a stream that ends
-/// inside a line gives the part read. `deadline`: past it, before the line's end, the error is
+/// inside a line gives [`BoundedLine::Cut`] with the part's length (or `Oversized` past `max`),
+/// never the part as a line. `deadline`: past it, before the line's end, the error is
 /// [`std::io::ErrorKind::TimedOut`] (checked after each chunk the reader gives, so a socket's
 /// read timeout bounds the wait for each chunk).
 pub fn read_bounded(
@@ -45,7 +49,7 @@ pub fn read_bounded(
             return Ok(match len {
                 0 => BoundedLine::End,
                 n if n > max => BoundedLine::Oversized(n),
-                _ => BoundedLine::Line(buf),
+                n => BoundedLine::Cut(n),
             });
         }
         let (n, done) = match chunk.iter().position(|&b| b == b'\n') {
@@ -88,12 +92,29 @@ mod tests {
         assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::Line(b"ab\n".to_vec()));
         assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::Line(b"cdef\n".to_vec()));
         assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::Line(b"\n".to_vec()));
-        assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::Line(b"xyz".to_vec()));
+        assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::Cut(3));
         assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::End);
         let text = b"abcdefgh\nok\n".to_vec();
         let mut r = BufReader::with_capacity(3, &text[..]);
         assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::Oversized(8));
         assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::Line(b"ok\n".to_vec()));
+    }
+
+    #[test]
+    fn a_stream_that_ends_inside_a_line_is_cut_never_a_line_to_decode() {
+        // A session closed mid-sweep: the sweep's first bytes, then the end of the stream.
+        let text = b"{\"type\":\"pong\",\"n\":1}\n{\"type\":\"sweep\",\"data\":\"AAAA".to_vec();
+        for cap in [1, 5, 64] {
+            let mut r = BufReader::with_capacity(cap, &text[..]);
+            let first = read_bounded(&mut r, 1 << 10, None).unwrap();
+            assert!(matches!(first, BoundedLine::Line(ref l) if l.ends_with(b"}\n")), "{first:?}");
+            assert_eq!(read_bounded(&mut r, 1 << 10, None).unwrap(), BoundedLine::Cut(28));
+            assert_eq!(read_bounded(&mut r, 1 << 10, None).unwrap(), BoundedLine::End);
+        }
+        // Past the limit the cut part is still told as oversized, with its length.
+        let mut r = BufReader::with_capacity(4, &b"abcdefgh"[..]);
+        assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::Oversized(8));
+        assert_eq!(read_bounded(&mut r, 4, None).unwrap(), BoundedLine::End);
     }
 
     #[test]

@@ -58,6 +58,10 @@ fuzz_target!(|data: &[u8]| {
                 assert!(n > MAX);
                 consumed += n + usize::from(consumed + n < data.len());
             }
+            BoundedLine::Cut(n) => {
+                assert!(n > 0 && n <= MAX);
+                consumed += n;
+            }
             BoundedLine::End => break,
         }
     }

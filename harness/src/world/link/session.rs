@@ -373,6 +373,9 @@ fn read_handshake(r: &mut impl BufRead, what: &str) -> Result<FromBridge, Attach
             )))
         }
         Ok(link::BoundedLine::End) => return Err(hs("the bridge closed the connection".into())),
+        Ok(link::BoundedLine::Cut(n)) => {
+            return Err(hs(format!("the bridge closed the connection inside a line ({n} bytes of it came)")))
+        }
         Err(e) if matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
             return Err(hs(format!("no whole line within {} s", HANDSHAKE_WAIT.as_secs())))
         }
@@ -416,7 +419,9 @@ fn read_loop(
                 );
                 continue;
             }
-            Ok(link::BoundedLine::End) | Err(_) => {
+            // A line cut by the end of the stream is the bridge closing mid-line (a session that
+            // ended while a sweep was on its way), not an unreadable line: the link's end.
+            Ok(link::BoundedLine::End | link::BoundedLine::Cut(_)) | Err(_) => {
                 if !sh.stop.load(Ordering::Relaxed) {
                     sh.lose(LossCause::SocketClosed);
                 }
