@@ -631,6 +631,30 @@ mod tests {
         assert!(e.starts_with("m.toml: at base_url:"), "{e}");
         let e = parse("provider = \"openai\"\nmodel = \"m\"\n[capabilities]\nimages = 3\n").unwrap_err();
         assert!(e.starts_with("m.toml: at capabilities.images: invalid type"), "{e}");
+        let e = parse("provider = \"openai\"\nmodel = \"m\"\n[latency]\ncall_s = -1\n").unwrap_err();
+        assert_eq!(e, "m.toml: at latency.call_s: must be a number >= 0, found -1");
+        let e = parse("provider = \"openai\"\nmodel = \"m\"\n[latency]\ncall = 1\n").unwrap_err();
+        assert!(e.starts_with("m.toml: at latency.call: unknown field `call`"), "{e}");
+        let e = parse("provider = \"openai\"\nmodel = \"m\"\n[capabilities]\nconstrained_form = \"grammar\"\n")
+            .unwrap_err();
+        assert!(e.starts_with("m.toml: at capabilities.constrained_form: unknown variant `grammar`"), "{e}");
+    }
+
+    #[test]
+    fn a_latency_model_charges_from_the_token_counts() {
+        let c = parse(
+            "provider = \"openai\"\nmodel = \"m\"\n[latency]\ncall_s = 1\ninput_token_s = 0.001\noutput_token_s = 0.02\n",
+        )
+        .unwrap();
+        let u = crate::planners::interface::Usage {
+            input_tokens: 900,
+            cache_read_tokens: 100,
+            output_tokens: 50,
+            ..Default::default()
+        };
+        let s = c.latency.unwrap().of(&u);
+        assert!((s - 3.0).abs() < 1e-9, "{s}");
+        assert_eq!(parse("provider = \"openai\"\nmodel = \"m\"\n").unwrap().latency, None);
     }
 
     #[test]
