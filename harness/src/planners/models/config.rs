@@ -635,8 +635,9 @@ mod tests {
         assert_eq!(e, "m.toml: at latency.call_s: must be a number >= 0, found -1");
         let e = parse("provider = \"openai\"\nmodel = \"m\"\n[latency]\ncall = 1\n").unwrap_err();
         assert!(e.starts_with("m.toml: at latency.call: unknown field `call`"), "{e}");
-        let e = parse("provider = \"openai\"\nmodel = \"m\"\n[capabilities]\nconstrained_form = \"grammar\"\n")
-            .unwrap_err();
+        let e =
+            parse("provider = \"openai\"\nmodel = \"m\"\n[capabilities]\nconstrained_form = \"grammar\"\n")
+                .unwrap_err();
         assert!(e.starts_with("m.toml: at capabilities.constrained_form: unknown variant `grammar`"), "{e}");
     }
 

@@ -94,8 +94,7 @@ pub fn of(model: &str, props: Option<&Value>, models: Option<&Value>) -> Option<
     if let Some(p) = props {
         s.server = Some("llama.cpp".into());
         s.build = p["build_info"].as_str().map(String::from);
-        s.chat_template_sha256 =
-            p["chat_template"].as_str().map(|t| super::cache::sha256_hex(t.as_bytes()));
+        s.chat_template_sha256 = p["chat_template"].as_str().map(|t| super::cache::sha256_hex(t.as_bytes()));
         let mut caps = p["chat_template_caps"].as_object().cloned().unwrap_or_default();
         if let Some(m) = p["modalities"].as_object() {
             caps.insert("modalities".into(), Value::Object(m.clone()));
@@ -133,7 +132,8 @@ mod tests {
 
     #[test]
     fn a_vllm_listing_gives_its_owner_and_window_and_nothing_answering_gives_none() {
-        let models = json!({"data": [{"id": "other"}, {"id": "q", "owned_by": "vllm", "max_model_len": 8192}]});
+        let models =
+            json!({"data": [{"id": "other"}, {"id": "q", "owned_by": "vllm", "max_model_len": 8192}]});
         let s = of("q", None, Some(&models)).unwrap();
         assert_eq!(s.server.as_deref(), Some("vllm"));
         assert_eq!(s.build, None);
