@@ -95,11 +95,12 @@ impl Drop for Llama {
 /// The model file of the tests: greedy output of at most 96 tokens, `calls` calls a run, and a
 /// modelled latency (`[latency]`: 1 s a call, 1 ms a prompt token, 20 ms an output token) so that
 /// the mission clock does not depend on the machine's speed and two runs can be compared row for
-/// row.
+/// row. A try may take 280 s (under `call_s`): on a loaded machine the first request's prompt
+/// took over the default 60 s, and its new try made a row the other run did not have.
 fn model_file(dir: &Path, url: &str, top: &str, caps: &str, calls: u32) -> PathBuf {
     let text = format!(
         "provider = \"openai\"\nmodel = \"smollm2-135m-instruct\"\nbase_url = \"{url}/v1\"\n\
-         max_output_tokens = 96\n{top}\n[capabilities]\n{caps}\n\
+         max_output_tokens = 96\ntimeout_s = 280\n{top}\n[capabilities]\n{caps}\n\
          [retry]\ntries = 3\nwait_s = 0.2\nfactor = 2\nmax_wait_s = 1\ntotal_wait_s = 3\n\
          [limits]\ncalls_per_run = {calls}\n\
          [latency]\ncall_s = 1.0\ninput_token_s = 0.001\noutput_token_s = 0.02\n"
