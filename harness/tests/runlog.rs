@@ -137,6 +137,17 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             versions: serde_json::Map::new(),
         }),
         record: Default::default(),
+        serving: Some(acres_harness::planners::models::serving::Serving {
+            server: Some("llama.cpp".into()),
+            build: Some("b1-0c1e570".into()),
+            models: vec!["m.gguf".into()],
+            model: "smollm2".into(),
+            meta: Some(serde_json::Map::new()),
+            chat_template_sha256: Some("00".repeat(32)),
+            caps: Some(serde_json::Map::new()),
+            window: Some(2048),
+            window_source: Some("/props n_ctx".into()),
+        }),
     };
     let (end, checks) = if success {
         (EndCode::Done, vec![("home", true)])

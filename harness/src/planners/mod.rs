@@ -182,4 +182,8 @@ pub trait Client: Send + Sync {
         let _ = seed;
         serde_json::Map::new()
     }
+    /// The serving stack as the server reports it (the run row's `serving`); none by default.
+    fn serving(&self) -> Option<models::serving::Serving> {
+        None
+    }
 }

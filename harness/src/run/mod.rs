@@ -217,6 +217,10 @@ pub fn run_scenario(
         // What the model is sent besides the conversation: the run's seed, the temperature.
         p.options.extend(c.sampling(opts.seed));
     }
+    if let Planner::Model(c) = &planner {
+        // The server as it reports itself; its window feeds the session's context management.
+        row.serving = c.serving();
+    }
     st.log(Row::Run(row));
     if opts.record != Record::None {
         match crate::runfolder::recording::Recorder::create(&folder, &sc.map_data, st.port(), opts.record) {
@@ -319,6 +323,7 @@ fn run_row(
         pace: opts.pace,
         planner: opts.planner.clone(),
         record: opts.record,
+        serving: None,
     }
 }
 

@@ -266,6 +266,7 @@ mod tests {
             + all(PlannerKind::WORDS)
             + all(AgentFace::WORDS)
             + all(crate::planners::models::config::Provider::WORDS)
+            + all(crate::planners::models::config::ConstrainedForm::WORDS)
             + all(crate::world::LossKind::WORDS);
         assert!(n > 40, "{n} words");
         assert_eq!(EndCode::WORDS.len(), EndCode::ALL.len());

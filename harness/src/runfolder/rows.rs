@@ -251,6 +251,11 @@ pub struct RunRow {
     /// (absent in run folders written before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planner: Option<PlannerInfo>,
+    /// The serving stack of the model's server as it reports itself (server, build, model ids,
+    /// template hash, window); absent when the server said nothing or there is no server, and
+    /// in folders written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<crate::planners::models::serving::Serving>,
 }
 
 /// What planner a run had (the run row's `planner`): the score keys on planner × model × scenario.

@@ -73,7 +73,8 @@ pub fn canonical(v: &Value) -> String {
     sorted(v).to_string()
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+/// SHA-256 of bytes, lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -6,7 +6,8 @@
 //! The harness owns the tries: a try that fails with 429, 408, 5xx, a timeout or a lost
 //! connection is sent again after `wait_s · factor^(k−1)` (or the longer `Retry-After`), at most
 //! `max_wait_s`, while the waits of the call stay within `total_wait_s` and the tries within
-//! `tries`. Only the answering try's latency is charged; the world is held meanwhile. A try that
+//! `tries`. Only the answering try's latency is charged (or, with `[latency]`, the latency the
+//! model file models from the reply's token counts); the world is held meanwhile. A try that
 //! reaches the call's time limit is the end of the call: it is cut, and the limit is charged.
 
 use std::sync::Arc;
@@ -306,6 +307,8 @@ impl<W: Wire> ChatSession<W> {
         }
         let stop =
             if !tool_calls.is_empty() && parsed.stop == Stop::End { Stop::ToolUse } else { parsed.stop };
+        // `[latency]`: the modelled latency is the one charged (and recorded), not the wall's.
+        let latency_s = self.cfg.latency.map_or(latency_s, |m| m.of(&u));
         Reply {
             text,
             reasoning: parsed.reasoning,

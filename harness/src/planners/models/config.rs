@@ -57,7 +57,25 @@ pub struct Capabilities {
     pub images_in_tool_results: bool,
     /// Several tool calls in one reply.
     pub parallel_tool_calls: bool,
+    /// The request field that carries the schema of `tools = "constrained"`.
+    pub constrained_form: ConstrainedForm,
 }
+
+/// The request field of the constrained protocol's schema (`[capabilities] constrained_form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConstrainedForm {
+    /// `response_format: {"type": "json_schema", ...}`: OpenAI, vLLM, llama.cpp, Ollama's
+    /// OpenAI-compatible endpoint.
+    #[default]
+    ResponseFormat,
+    /// llama.cpp's own `json_schema` field: the schema itself.
+    JsonSchema,
+    /// Ollama's own `format` field: the schema itself.
+    Format,
+}
+
+words!(ConstrainedForm { ResponseFormat => "response_format", JsonSchema => "json_schema", Format => "format" });
 
 impl Default for Capabilities {
     fn default() -> Self {
@@ -66,6 +84,7 @@ impl Default for Capabilities {
             tools: ToolsMode::Native,
             images_in_tool_results: false,
             parallel_tool_calls: true,
+            constrained_form: ConstrainedForm::ResponseFormat,
         }
     }
 }
@@ -285,6 +304,32 @@ pub struct ModelConfig {
     /// Where the prices come from.
     #[serde(default)]
     pub price_source: PriceSource,
+    /// The latency charged on the mission clock for each call, modelled from the reply's token
+    /// counts; absent: the call's measured wall latency (the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyModel>,
+}
+
+/// `[latency]`: a modelled latency, `call_s + input_token_s · prompt tokens + output_token_s ·
+/// output tokens`, charged instead of the measured one so that two runs with greedy decoding
+/// give the same rows (D99).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LatencyModel {
+    /// Seconds per call.
+    pub call_s: f64,
+    /// Seconds per prompt token (input, cache read and cache write).
+    pub input_token_s: f64,
+    /// Seconds per output token.
+    pub output_token_s: f64,
+}
+
+impl LatencyModel {
+    /// The latency of a reply with these token counts, s.
+    pub fn of(&self, u: &crate::planners::interface::Usage) -> f64 {
+        let prompt = (u.input_tokens + u.cache_read_tokens + u.cache_write_tokens) as f64;
+        self.call_s + self.input_token_s * prompt + self.output_token_s * u.output_tokens as f64
+    }
 }
 
 fn default_max_output() -> u32 {
@@ -415,12 +460,28 @@ impl ModelConfig {
                 return Err((key, format!("must be a number >= 0, found {v}")));
             }
         }
+        self.check_latency()?;
         if let Some(e) = &self.effort {
             if self.effort_field.is_none() && self.provider == Provider::OpenAi {
                 return Err((
                     "effort",
                     format!("effort \"{e}\" needs effort_field (the request field that carries it)"),
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `[latency]`: numbers >= 0.
+    fn check_latency(&self) -> Result<(), (&'static str, String)> {
+        let Some(m) = &self.latency else { return Ok(()) };
+        for (key, v) in [
+            ("latency.call_s", m.call_s),
+            ("latency.input_token_s", m.input_token_s),
+            ("latency.output_token_s", m.output_token_s),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err((key, format!("must be a number >= 0, found {v}")));
             }
         }
         Ok(())
@@ -570,6 +631,31 @@ mod tests {
         assert!(e.starts_with("m.toml: at base_url:"), "{e}");
         let e = parse("provider = \"openai\"\nmodel = \"m\"\n[capabilities]\nimages = 3\n").unwrap_err();
         assert!(e.starts_with("m.toml: at capabilities.images: invalid type"), "{e}");
+        let e = parse("provider = \"openai\"\nmodel = \"m\"\n[latency]\ncall_s = -1\n").unwrap_err();
+        assert_eq!(e, "m.toml: at latency.call_s: must be a number >= 0, found -1");
+        let e = parse("provider = \"openai\"\nmodel = \"m\"\n[latency]\ncall = 1\n").unwrap_err();
+        assert!(e.starts_with("m.toml: at latency.call: unknown field `call`"), "{e}");
+        let e =
+            parse("provider = \"openai\"\nmodel = \"m\"\n[capabilities]\nconstrained_form = \"grammar\"\n")
+                .unwrap_err();
+        assert!(e.starts_with("m.toml: at capabilities.constrained_form: unknown variant `grammar`"), "{e}");
+    }
+
+    #[test]
+    fn a_latency_model_charges_from_the_token_counts() {
+        let c = parse(
+            "provider = \"openai\"\nmodel = \"m\"\n[latency]\ncall_s = 1\ninput_token_s = 0.001\noutput_token_s = 0.02\n",
+        )
+        .unwrap();
+        let u = crate::planners::interface::Usage {
+            input_tokens: 900,
+            cache_read_tokens: 100,
+            output_tokens: 50,
+            ..Default::default()
+        };
+        let s = c.latency.unwrap().of(&u);
+        assert!((s - 3.0).abs() < 1e-9, "{s}");
+        assert_eq!(parse("provider = \"openai\"\nmodel = \"m\"\n").unwrap().latency, None);
     }
 
     #[test]

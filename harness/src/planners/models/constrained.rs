@@ -2,7 +2,8 @@
 //! tool calls. Every request asks for one JSON object constrained by a schema — the union of the
 //! mode's tool calls (`{"tool": NAME, "arguments": {...}}`, each with the tool's own argument
 //! schema) and an end-of-turn text (`{"text": "..."}`) — sent as `response_format`
-//! `{type: json_schema}` (llama.cpp, vLLM, Ollama's OpenAI-compatible endpoint, OpenAI). A call
+//! `{type: json_schema}` (llama.cpp, vLLM, Ollama's OpenAI-compatible endpoint, OpenAI), or in
+//! llama.cpp's own `json_schema` or Ollama's own `format` field (`constrained_form`). A call
 //! read from the reply goes through the same schema check and tool execution as a native call;
 //! the history keeps the object as the assistant's text and the result as text.
 

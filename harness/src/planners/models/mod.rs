@@ -14,6 +14,7 @@
 //! - [`probe`]: `models --config NAME`: the server's models and two test requests.
 //! - [`constrained`]: `tools = "constrained"`: the schema of a turn and its reading.
 //! - [`conform`]: `models --config NAME --probe`: the conformance probe, a table of verdicts.
+//! - [`serving`]: the serving stack as the server reports it (the run row's `serving`).
 //!
 //! A provider is one module with a [`chat::Wire`] (or its own [`Client`]) and one line in
 //! [`PROVIDERS`]; a model file then names it with `provider = "..."`.
@@ -31,10 +32,11 @@ pub mod http;
 pub mod openai;
 pub mod probe;
 pub mod repair;
+pub mod serving;
 pub mod stub;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::planners::interface::ToolDef;
 use crate::planners::scripted::ScriptedClient;
@@ -94,6 +96,7 @@ fn http_client<W: Wire + 'static>(
         gate,
         new_wire,
         cache: o.cache.clone(),
+        serving: OnceLock::new(),
     }))
 }
 
@@ -104,6 +107,8 @@ pub struct HttpClient<W: Wire> {
     gate: Option<Gate>,
     new_wire: NewWire<W>,
     cache: Option<cache::CallCache>,
+    /// The serving stack, read once (at the first run's start).
+    serving: OnceLock<Option<serving::Serving>>,
 }
 
 impl<W: Wire + 'static> Client for HttpClient<W> {
@@ -136,6 +141,10 @@ impl<W: Wire + 'static> Client for HttpClient<W> {
         }
         m
     }
+
+    fn serving(&self) -> Option<serving::Serving> {
+        self.serving.get_or_init(|| serving::read(&self.cfg)).clone()
+    }
 }
 
 impl<W: Wire + 'static> HttpClient<W> {
@@ -146,6 +155,13 @@ impl<W: Wire + 'static> HttpClient<W> {
         tools: &[ToolDef],
     ) -> Result<Box<dyn Session>, ModelError> {
         let key = cfg.api_key().map_err(|e| ModelError::new(ModelErrorKind::Limit, e))?;
+        // No `context_tokens` in the file: the window the server reported at the run's start
+        // (read only when the run asked for the serving stack) keeps the history inside it.
+        let window = self.serving.get().and_then(|s| s.as_ref()?.window);
+        let cfg = match (cfg.context_tokens, window) {
+            (None, Some(n)) => Arc::new(ModelConfig { context_tokens: Some(n), ..(*cfg).clone() }),
+            _ => cfg,
+        };
         let mode = cfg.capabilities.tools;
         let mut wire = match mode {
             ToolsMode::Native => (self.new_wire)(&cfg.model, system, tools),

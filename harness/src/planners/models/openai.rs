@@ -13,7 +13,7 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 
 use super::chat::{apply_settings, body_bytes, Parsed, Wire};
-use super::config::{Capabilities, ModelConfig};
+use super::config::{Capabilities, ConstrainedForm, ModelConfig};
 use super::repair::split_think;
 use crate::planners::interface::{Stop, ToolCall, ToolDef, Usage};
 use crate::planners::Block;
@@ -23,7 +23,8 @@ pub struct OpenAiWire {
     model: String,
     messages: Vec<Value>,
     tools: Vec<Value>,
-    /// `response_format` of every request (`tools = "constrained"`).
+    /// The schema every reply is constrained to (`tools = "constrained"`), sent in the field
+    /// `[capabilities] constrained_form` names.
     format: Option<Value>,
 }
 
@@ -111,8 +112,13 @@ impl Wire for OpenAiWire {
                 rest["parallel_tool_calls"] = json!(false);
             }
         }
-        if let Some(f) = &self.format {
-            rest["response_format"] = f.clone();
+        if let Some(schema) = &self.format {
+            let form = cfg.capabilities.constrained_form;
+            rest[form.as_str()] = match form {
+                ConstrainedForm::ResponseFormat => json!({"type": "json_schema",
+                    "json_schema": {"name": "turn", "strict": true, "schema": schema}}),
+                ConstrainedForm::JsonSchema | ConstrainedForm::Format => schema.clone(),
+            };
         }
         apply_settings(&mut rest, cfg, "max_tokens");
         if let Some(seed) = cfg.seed {
@@ -195,12 +201,11 @@ impl Wire for OpenAiWire {
 
     const PICTURE_TYPE: &'static str = "image_url";
 
-    /// `response_format: {type: json_schema}`: llama.cpp, vLLM, Ollama's OpenAI-compatible
-    /// endpoint and OpenAI take it.
+    /// The schema in the form the model file names: `response_format: {type: json_schema}`
+    /// (llama.cpp, vLLM, Ollama's OpenAI-compatible endpoint and OpenAI take it), llama.cpp's
+    /// `json_schema` or Ollama's `format`.
     fn constrain(&mut self, schema: Value) -> bool {
-        self.format = Some(
-            json!({"type": "json_schema", "json_schema": {"name": "turn", "strict": true, "schema": schema}}),
-        );
+        self.format = Some(schema);
         true
     }
 }

@@ -89,7 +89,10 @@ pub fn openai_request(body: &Value) -> Request {
         first_wake: first_wake(&msgs),
         tokens: (request_len(body) / 4) as u64 + 1,
         trimmed: body.to_string().contains(crate::planners::models::context::NOTE_MARK),
-        constrained: body["response_format"]["type"] == "json_schema",
+        // The three forms of the constrained protocol: OpenAI's, llama.cpp's own, Ollama's own.
+        constrained: body["response_format"]["type"] == "json_schema"
+            || body["json_schema"].is_object()
+            || body["format"].is_object(),
     }
 }
 
