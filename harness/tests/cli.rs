@@ -297,11 +297,13 @@ fn secret_environment_values_never_reach_the_run_folder() {
     assert!(rows.contains("[redacted]"));
 }
 
-/// For every run folder below `out`: the score folded from its rows before the end row
-/// (`ScoreFold`, what `score` shows for an unfinished run) equals the end row's score in every
-/// part the rows carry. Returns the number of folders checked.
+/// For every run folder below `out`: the rows carry every fact of the score (`rows_version` 2):
+/// the score folded from the rows before the end row (`ScoreFold`, what `score` shows for an
+/// unfinished run) with the end row's own facts (end, success, fuel, safety) is the end row's
+/// score, every key and every float to the bit; folded before the end, it is the run so far
+/// (end `incomplete`, the same counts). Returns the number of folders checked.
 fn folded_scores_agree(out: &Path) -> usize {
-    use acres_harness::runfolder::rows::Row;
+    use acres_harness::runfolder::rows::{EndCode, Row, ROWS_VERSION};
     use acres_harness::runfolder::score::ScoreFold;
     let mut n = 0;
     for entry in std::fs::read_dir(out).unwrap() {
@@ -310,25 +312,28 @@ fn folded_scores_agree(out: &Path) -> usize {
         let rows: Vec<Row> = text.lines().map(|l| Row::decode(l).unwrap()).collect();
         let Some(Row::Run(run)) = rows.first() else { panic!("{}: no run row", folder.display()) };
         let Some(Row::End(end)) = rows.last() else { panic!("{}: no end row", folder.display()) };
+        assert_eq!(run.rows_version, Some(ROWS_VERSION), "{}", folder.display());
         let mut fold = ScoreFold::new(run.profile);
         rows[..rows.len() - 1].iter().for_each(|r| fold.row(r));
-        let (f, e) = (fold.score(), &end.score);
-        let parts = |s: &acres_harness::runfolder::rows::Score| {
-            (
-                s.wake_ups,
-                s.tool_calls,
-                s.refused_plans,
-                s.interventions,
-                s.tokens,
-                s.usage,
-                s.usd.to_bits(),
-                s.fallback_protocol,
-                s.pictures_dropped,
-                s.model_errors,
-                s.reasoning_logged,
-            )
-        };
-        assert_eq!(parts(&f), parts(e), "{}: the folded score differs from the end row's", folder.display());
+        let so_far = fold.score();
+        assert_eq!(so_far.end, EndCode::Incomplete);
+        let e = &end.score;
+        let folded = fold.end_score(end.end, end.success, end.t, e.fuel_mj, e.safety.clone());
+        let json = |s: &acres_harness::runfolder::rows::Score| serde_json::to_string(s).unwrap();
+        assert_eq!(
+            json(&folded),
+            json(e),
+            "{}: the folded score differs from the end row's",
+            folder.display()
+        );
+        assert_eq!(folded, *e, "{}: equal as JSON but not as values", folder.display());
+        // The run so far differs only in what the end knows.
+        assert_eq!(
+            (so_far.codes.clone(), so_far.charged_s.to_bits(), so_far.reminders),
+            (e.codes.clone(), e.charged_s.to_bits(), e.reminders)
+        );
+        fold.row(rows.last().unwrap());
+        assert_eq!(fold.score(), *e, "{}: the fold with the end row", folder.display());
         n += 1;
     }
     n

@@ -6,7 +6,7 @@
 mod common;
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -444,4 +444,101 @@ fn a_repeats_seed_and_the_temperature_reach_the_model_and_the_run_row() {
             assert_eq!(row.identity.seed, 4 + rep);
         }
     }
+}
+
+/// `run --probe`: the probe is made once before the runs and its verdicts go into every run row's
+/// `serving.probe`, the same verdicts `models --config NAME --probe --json` gives against the
+/// same server; workers record the parent's verdicts without probing again (the stub's record
+/// counts the probe's requests); a failed verdict (pictures refused while the file says the model
+/// takes them) stops before any run with exit 1 and no run folder; the scripted planner has no
+/// server to probe (exit 2).
+#[test]
+fn run_probe_records_the_verdicts_in_the_run_row_and_stops_on_a_failed_one() {
+    let dir = tmp("run_probe");
+    // Every conversation's first turn: a call of echo, and pictures refused as llama.cpp does.
+    let script = json!({"then": "done", "turns": [{"fault": "refuse_pictures", "server": "llama.cpp", "times": 1000,
+        "tool_calls": [{"name": "echo", "arguments": {"word": "field"}}]}]});
+    let probe_requests = |record: &Path| {
+        std::fs::read_to_string(record).unwrap_or_default().matches("You are a conformance test").count()
+    };
+    // The verdicts as the probe command gives them, against a server of its own.
+    let text_only = "[capabilities]\nimages = false";
+    let reference = {
+        let d = dir.join("reference");
+        std::fs::create_dir_all(&d).unwrap();
+        let stub = StubProc::start(&d, script.clone());
+        let mf = model_file(&d, "m", Proto::OpenAi, &stub.url, "", text_only);
+        let o = harness(&["models", "--config", mf.to_str().unwrap(), "--probe", "--json"]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+        let checks: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
+        let verdicts: serde_json::Map<String, Value> =
+            checks.iter().map(|c| (c["check"].as_str().unwrap().to_string(), c["verdict"].clone())).collect();
+        assert_eq!(verdicts["pictures"], "pass", "refused, but the file says text only: {verdicts:?}");
+        assert_eq!(verdicts["tools"], "pass", "{verdicts:?}");
+        let n = probe_requests(&stub.record);
+        assert!(n > 0, "the probe's requests in the stub's record: {n}");
+        (verdicts, n)
+    };
+    let (verdicts, per_probe) = reference;
+    let stub = StubProc::start(&dir, script.clone());
+    let mf = model_file(&dir, "m", Proto::OpenAi, &stub.url, "", text_only);
+    let out = dir.join("runs");
+    let o = harness(&run_args(
+        "scenarios/t1_01_one_field.json",
+        mf.to_str().unwrap(),
+        "text",
+        out.to_str().unwrap(),
+        &["--scenario", "scenarios/t1_02_three_fields_deadline.json", "--workers", "2", "--probe"],
+    ));
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", support::text(&o));
+    // Under --quiet a probe that passes prints nothing; its verdicts are in the rows.
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("the conformance probe of m"),
+        "{}",
+        support::text(&o)
+    );
+    assert_eq!(probe_requests(&stub.record), per_probe, "one probe for the parent and both workers");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&out).unwrap().flatten().map(|e| e.path()).collect();
+    folders.sort();
+    assert_eq!(folders.len(), 2, "{folders:?}");
+    for folder in &folders {
+        let rows = rows_of(folder);
+        let Some(Row::Run(run)) = rows.first() else { panic!("no run row") };
+        let probe = serde_json::to_value(&run.serving.as_ref().expect("serving").probe).unwrap();
+        assert_eq!(probe, Value::Object(verdicts.clone()), "{}", folder.display());
+        assert!(
+            acres_harness::runfolder::validate_folder(folder).is_ok(),
+            "{}",
+            acres_harness::runfolder::validate_folder(folder)
+        );
+    }
+    // The file says the model takes pictures: the refusal spoils a visual run.
+    let mf = model_file(&dir, "pictures", Proto::OpenAi, &stub.url, "", "");
+    let out = dir.join("refused");
+    let o = harness(&run_args(
+        "scenarios/t1_01_one_field.json",
+        mf.to_str().unwrap(),
+        "visual",
+        out.to_str().unwrap(),
+        &["--probe"],
+    ));
+    assert_eq!(o.status.code(), Some(1), "{}", support::text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("failed the probe (pictures)") && err.contains("nothing was run"), "{err}");
+    assert!(err.contains("image input is not supported"), "the table says what the server answered: {err}");
+    assert!(std::fs::read_dir(&out).map_or(true, |d| d.count() == 0), "a run folder was made");
+    // No server behind the scripted planner.
+    let o = harness(&run_args(
+        "scenarios/t1_01_one_field.json",
+        "scripted",
+        "text",
+        out.to_str().unwrap(),
+        &["--probe"],
+    ));
+    assert_eq!(o.status.code(), Some(2), "{}", support::text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--probe: the scripted planner has no model server"),
+        "{}",
+        support::text(&o)
+    );
 }

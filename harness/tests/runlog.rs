@@ -63,7 +63,7 @@ fn score(success: bool, end: EndCode) -> Score {
         time_s: 1.8,
         charged_s: 0.9,
         fuel_mj: 1.25,
-        codes: [(acres_vehicle::ResultCode::Succeeded, 4), (acres_vehicle::ResultCode::Blocked, 1)].into(),
+        codes: [(acres_vehicle::ResultCode::Succeeded, 1), (acres_vehicle::ResultCode::Blocked, 1)].into(),
         refused_plans: 0,
         wake_ups: 1,
         tool_calls: 1,
@@ -77,13 +77,13 @@ fn score(success: bool, end: EndCode) -> Score {
         usd: 0.0123,
         interventions: 0,
         reasoning_logged: ReasoningLogged::Present,
-        reminders: 0,
-        schema_errors: 0,
+        reminders: 2,
+        schema_errors: 1,
         fallback_protocol: 0,
         pictures_dropped: 0,
         context_trims: 0,
         constrained_calls: 0,
-        model_errors: 1,
+        model_errors: 2,
         safety: Some(acres_harness::world::safety::Safety {
             version: acres_harness::world::safety::SAFETY_VERSION,
             moving_mps: 0.1,
@@ -100,7 +100,7 @@ fn score(success: bool, end: EndCode) -> Score {
     }
 }
 
-/// The rows of the sample: every row type once or more, in a valid order (22 lines).
+/// The rows of the sample: every row type once or more, in a valid order (23 lines).
 fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
     let run = RunRow {
         t: 0.0,
@@ -147,7 +147,11 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             caps: Some(serde_json::Map::new()),
             window: Some(2048),
             window_source: Some("/props n_ctx".into()),
+            probe: Some(
+                [("tools".to_string(), acres_harness::planners::models::conform::Verdict::Pass)].into(),
+            ),
         }),
+        rows_version: Some(acres_harness::runfolder::rows::ROWS_VERSION),
     };
     let (end, checks) = if success {
         (EndCode::Done, vec![("home", true)])
@@ -196,6 +200,8 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
                 text_block("Scout F53."),
                 Block { kind: BlockKind::Image, text: None, frame: Some("f0001".into()), tool_call_id: None },
             ],
+            // The optional keys are written (and checked): both sends of the sample are reminders.
+            reminder: true,
         }),
         Row::ModelRetry(ModelRetryRow {
             t: 0.0,
@@ -229,6 +235,8 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             repairs: Default::default(),
             // Replayed from the model-call cache: the optional key is written (and checked).
             cached: true,
+            charged_s: Some(0.5),
+            cut: true,
         }),
         Row::Tool(ToolRow {
             t: 0.4,
@@ -239,6 +247,9 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             arguments: json!({"visits": ["F53"], "return_home": true}),
             result: obj(json!({"accepted": true, "planned_time_s": 300.5})),
             error: false,
+            // Every optional key once: a code and a schema error on one row (not a real pair).
+            code: Some(acres_vehicle::ResultCode::Blocked),
+            schema_error: true,
         }),
         Row::PlanCheck(PlanCheckRow {
             t: 0.4,
@@ -264,6 +275,7 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
                 frame: None,
                 tool_call_id: Some("c1".into()),
             }],
+            reminder: true,
         }),
         Row::ModelError(ModelErrorRow {
             t: 0.9,
@@ -273,6 +285,7 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             error: "timeout".into(),
             latency_s: 0.4,
             repairs: Default::default(),
+            charged_s: Some(0.4),
         }),
         pose(1.0),
         Row::Event(EventRow {
@@ -283,6 +296,15 @@ fn sample_rows(scenario: &str, success: bool) -> Vec<Row> {
             code: Some("succeeded".into()),
             cause: None,
             detail: Map::new(),
+        }),
+        Row::Event(EventRow {
+            t: 1.25,
+            wall: wall(1.25),
+            name: "field_scouted".into(),
+            skill: None,
+            code: None,
+            cause: None,
+            detail: obj(json!({"field": "F53"})),
         }),
         Row::Request(RequestRow { t: 1.3, wall: wall(1.3), text: "Come home after this field.".into() }),
         Row::ReturnsOnRoute(ReturnsOnRouteRow {
@@ -382,7 +404,7 @@ fn complete_folder_validates_ok() {
     let folder = write_sample(&tmp.0, "t1_01_one_field", true);
     let report = validate_folder(&folder);
     assert_eq!(report.status, Status::Ok, "{report}");
-    assert_eq!(report.rows, 22);
+    assert_eq!(report.rows, 23);
     if let Ok(keep) = std::env::var("ACRES_RUNLOG_SAMPLE_OUT") {
         write_sample(Path::new(&keep), "t1_01_one_field", true);
     }
@@ -454,6 +476,33 @@ fn frame_checks_size_and_orphans() {
     fs::write(folder.join("frames/f0001.png"), png(640, 692)).unwrap();
     fs::write(folder.join("frames/f0002.png"), png(640, 692)).unwrap();
     assert_problem(&folder, "frames/f0002.png: a file under frames/ with no frame row");
+}
+
+/// A folder of `rows_version` 2: an end row whose score is not the fold of the rows is invalid,
+/// each differing key named with both values; a fact removed from a row is caught the same way.
+/// A folder of version 1 (the key absent) is not checked so: its rows lack those facts.
+#[test]
+fn the_end_rows_score_must_be_the_fold_of_the_rows() {
+    let tmp = TempDir::new("fold");
+    let folder = write_sample(&tmp.0, "s", true);
+    let last = |lines: &mut Vec<String>| lines.len() - 1;
+    edit_lines(&folder, |lines| {
+        let i = last(lines);
+        lines[i] = lines[i].replacen("\"charged_s\":0.9", "\"charged_s\":7.5", 1);
+    });
+    assert_problem(
+        &folder,
+        "run.jsonl:23: the score is not the fold of the rows: charged_s: rows 0.9, end row 7.5",
+    );
+    let folder = write_sample(&tmp.0, "t", true);
+    edit_lines(&folder, |lines| {
+        let i = lines.iter().position(|l| l.contains("\"type\":\"tool\"")).unwrap();
+        lines[i] = lines[i].replacen(",\"schema_error\":true", "", 1);
+    });
+    assert_problem(&folder, "schema_errors: rows 0, end row 1");
+    // The same edits in a folder of version 1 pass: its end row's score stands as written.
+    edit_lines(&folder, |lines| lines[0] = lines[0].replacen(",\"rows_version\":2", "", 1));
+    assert_eq!(validate_folder(&folder).status, Status::Ok);
 }
 
 #[test]
@@ -622,7 +671,7 @@ fn score_table_has_every_column_and_a_row_per_run() {
         assert!(line.starts_with(scenario), "{line}");
         assert_eq!(line.split_whitespace().count(), COLUMNS.len(), "{line}");
     }
-    assert!(lines[1].contains("blocked:1,succeeded:4") && lines[1].contains(" yes "));
+    assert!(lines[1].contains("blocked:1,succeeded:1") && lines[1].contains(" yes "));
     assert!(lines[3].contains(" incomplete "));
     assert_eq!(lines[4], "3 runs, 1 succeeded");
 }

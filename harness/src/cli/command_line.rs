@@ -98,9 +98,11 @@ mod tests {
         "--seed", "18446744073709551615",
         "--record", "interface",
         "--cache", "cache",
+        "--probe",
         "--quiet",
         "--child",
         "--gate-file", "gate",
+        "--probe-verdicts", "{\"tools\":\"pass\",\"pictures\":\"warn\"}",
     ];
 
     fn parse(line: &[String]) -> RunArgs {

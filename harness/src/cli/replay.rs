@@ -132,6 +132,8 @@ pub fn run(a: ReplayArgs) -> Result<(), Failure> {
         link: None,
         // The recorded planner's calls are re-run: the run row says which planner they were.
         planner: run_row.planner.clone(),
+        // The verdicts the recorded run was started with, written again as they were.
+        probe: run_row.serving.as_ref().and_then(|s| s.probe.clone()),
     };
     let table = crate::planners::planning::costs::CostTable::load(
         &super::run::costs_dir(),

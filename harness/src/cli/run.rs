@@ -114,6 +114,11 @@ pub struct RunArgs {
     /// with their latency when the same request comes again (off by default).
     #[arg(long, value_name = "DIR")]
     pub cache: Option<PathBuf>,
+    /// Runs the model server's conformance probe (as `models --config NAME --probe`) once before
+    /// the runs: its table goes to stderr and its verdicts into each run row's `serving.probe`;
+    /// a failed verdict (a server that would spoil the runs) stops before any run, exit 1.
+    #[arg(long)]
+    pub probe: bool,
     /// Print nothing but errors.
     #[arg(long)]
     pub quiet: bool,
@@ -123,6 +128,9 @@ pub struct RunArgs {
     /// (internal) the call gate file of the invocation, made by the parent process.
     #[arg(long, hide = true)]
     pub gate_file: Option<PathBuf>,
+    /// (internal) the parent's probe verdicts as JSON: a worker records them and does not probe.
+    #[arg(long, hide = true)]
+    pub probe_verdicts: Option<String>,
 }
 
 /// The model-call cache of `--cache DIR` (made when missing; exit 2 when it cannot be).
@@ -270,6 +278,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     }
     check_numbers_and_paths(&a)?;
     let (maps, scenarios) = load_scenarios(&a)?;
+    let probe = probe_verdicts(&a, &model)?;
     let tables = load_tables(&scenarios)?;
     let mc = &model.config;
     let opts = RunOptions {
@@ -290,6 +299,7 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
         record: a.record,
         link,
         planner: Some(PlannerInfo::of(a.mode, &model.name, mc.provider.as_str(), a.think_s)),
+        probe: probe.clone(),
     };
     let gate = GateFile::make(&a, mc)?;
     let client_opts = crate::planners::models::ClientOptions {
@@ -300,6 +310,11 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     let client = crate::planners::models::client(&model, &client_opts).map_err(Failure::input)?;
     // parallel_runs bounds the runs that use the service at once, in threads or processes.
     let mut a = a;
+    if let Some(v) = &probe {
+        // The workers record the parent's verdicts; they do not probe again.
+        a.probe = false;
+        a.probe_verdicts = Some(serde_json::to_string(v).unwrap_or_default());
+    }
     if let Some(n) = mc.limits.parallel_runs.filter(|_| a.mode != Mode::Classical) {
         a.workers = a.workers.min(n).max(1);
         a.concurrent = a.concurrent.min(n).max(1);
@@ -330,6 +345,49 @@ pub fn run(a: RunArgs) -> Result<(), Failure> {
     }
     report(a, &results, view_url)
 }
+
+/// The probe's verdicts for the run rows: a worker's from its parent (`--probe-verdicts`), else
+/// the probe's when `--probe` asks for it (its table on stderr). A failed verdict stops here,
+/// before any run (exit 1); `--probe` without a model server is bad input (exit 2).
+fn probe_verdicts(
+    a: &RunArgs,
+    model: &crate::planners::models::config::Resolved,
+) -> Result<Option<Verdicts>, Failure> {
+    use crate::planners::models::conform;
+    if let Some(json) = &a.probe_verdicts {
+        return serde_json::from_str(json)
+            .map(Some)
+            .map_err(|e| Failure::input(format!("--probe-verdicts: {e}")));
+    }
+    if !a.probe {
+        return Ok(None);
+    }
+    let provider = model.config.provider;
+    if a.mode == Mode::Classical || provider == crate::planners::models::config::Provider::Scripted {
+        return Err(Failure::input(format!(
+            "--probe: the {} planner has no model server to probe (mode {}, provider {provider})",
+            if a.mode == Mode::Classical { "classical" } else { "scripted" },
+            a.mode.as_str()
+        )));
+    }
+    let checks = conform::probe(model);
+    let failed = conform::failed(&checks);
+    if !a.quiet || !failed.is_empty() {
+        eprintln!("acres-harness: the conformance probe of {} ({}):", model.name, model.config.base_url());
+        eprint!("{}", conform::table(&checks));
+    }
+    if !failed.is_empty() {
+        return Err(Failure::check(format!(
+            "run --probe: the server of {} failed the probe ({}): nothing was run; the table above says why and how to fix it",
+            model.name,
+            failed.join(", ")
+        )));
+    }
+    Ok(Some(conform::verdicts(&checks)))
+}
+
+/// The probe's verdict of each check.
+type Verdicts = BTreeMap<String, crate::planners::models::conform::Verdict>;
 
 /// Checks the numbers and the scenario paths of the command line.
 fn check_numbers_and_paths(a: &RunArgs) -> Result<(), Failure> {

@@ -234,15 +234,10 @@ impl Classical {
     fn dispatch(&mut self, st: &mut RunState, req: SkillRequest) {
         let r = st.port_mut().request(&req);
         if !r.accepted {
-            *st.codes.entry(acres_vehicle::ResultCode::Rejected).or_default() += 1;
-            log_rule(
-                st,
-                &format!(
-                    "{} refused: {}",
-                    req.skill.map_or("?", |s| s.as_str()),
-                    r.cause.unwrap_or_default()
-                ),
-            );
+            let code = acres_vehicle::ResultCode::Rejected;
+            let why =
+                format!("{} refused: {}", req.skill.map_or("?", |s| s.as_str()), r.cause.unwrap_or_default());
+            log_rule_coded(st, &why, Some(code));
             if self.phase == Phase::Return {
                 self.phase = Phase::Done;
             } else {
@@ -253,13 +248,19 @@ impl Classical {
 }
 
 fn log_rule(st: &mut RunState, text: &str) {
+    log_rule_coded(st, text, None);
+}
+
+/// A `classical_rule` event row; `code`: the result code of a refused request the rule made (the
+/// score counts it from the row).
+fn log_rule_coded(st: &mut RunState, text: &str, code: Option<acres_vehicle::ResultCode>) {
     let t = st.t();
     st.log(Row::Event(EventRow {
         t,
         wall: wall_now(),
         name: "classical_rule".into(),
         skill: None,
-        code: None,
+        code: code.map(|c| c.as_str().into()),
         cause: Some(text.into()),
         detail: serde_json::Map::new(),
     }));

@@ -81,6 +81,8 @@ pub struct RunOptions {
     pub link: Option<crate::world::link::LinkOptions>,
     /// The planner as the run row records it (`None`: not recorded).
     pub planner: Option<crate::runfolder::rows::PlannerInfo>,
+    /// The conformance probe's verdicts (`run --probe`), for the run row's `serving.probe`.
+    pub probe: Option<std::collections::BTreeMap<String, crate::planners::models::conform::Verdict>>,
 }
 
 impl RunOptions {
@@ -105,6 +107,7 @@ impl RunOptions {
             record: Record::All,
             link: None,
             planner: None,
+            probe: None,
         }
     }
 }
@@ -221,6 +224,13 @@ pub fn run_scenario(
         // The server as it reports itself; its window feeds the session's context management.
         row.serving = c.serving();
     }
+    if let Some(verdicts) = &opts.probe {
+        let model = row.model.clone();
+        let serving = row
+            .serving
+            .get_or_insert_with(|| crate::planners::models::serving::Serving { model, ..Default::default() });
+        serving.probe = Some(verdicts.clone());
+    }
     st.log(Row::Run(row));
     if opts.record != Record::None {
         match crate::runfolder::recording::Recorder::create(&folder, &sc.map_data, st.port(), opts.record) {
@@ -324,6 +334,7 @@ fn run_row(
         planner: opts.planner.clone(),
         record: opts.record,
         serving: None,
+        rows_version: Some(crate::runfolder::rows::ROWS_VERSION),
     }
 }
 
@@ -480,6 +491,7 @@ impl<'a> Loop<'a> {
             error: format!("the session did not start: {}", e.message),
             latency_s: 0.0,
             repairs: e.repairs,
+            charged_s: Some(0.0),
         }));
         self.st.counters.model_errors += 1;
         self.end = Some(EndCode::ModelError);

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::Loop;
 use crate::clock::wall_now;
-use crate::runfolder::rows::{EndCode, EndRow, ReasoningLogged, Row, Score};
+use crate::runfolder::rows::{EndCode, EndRow, Row};
 
 /// A vehicle within this distance of home, standing, is at home, m.
 pub const HOME_TOLERANCE_M: f64 = 10.0;
@@ -20,9 +20,10 @@ impl Loop<'_> {
         let checks = self.checks(t, truth.is_some(), energy, contact_steps);
         let failed: Vec<String> = checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k.clone()).collect();
         let success = end == EndCode::Done && failed.is_empty();
-        let scouted = self.progress.scouted_at.iter().map(|(f, _)| f.clone()).collect();
-        let mut score = self.score(end, success, scouted, t, energy);
-        score.safety = self.safety_measured.then(|| self.safety.report());
+        // The score is the fold of the rows written (the one computation `score` and validate
+        // repeat from the folder) and what only the end knows.
+        let safety = self.safety_measured.then(|| self.safety.report());
+        let score = self.st.fold.end_score(end, success, t, energy, safety);
         let digest = self.st.port().digest();
         self.st.log(Row::End(EndRow {
             t,
@@ -122,40 +123,4 @@ impl Loop<'_> {
         }
         checks
     }
-
-    /// The score of the end row.
-    fn score(&self, end: EndCode, success: bool, scouted: Vec<String>, t: f64, energy: f64) -> Score {
-        let c = &self.st.counters;
-        Score {
-            profile: self.opts.profile,
-            success,
-            end,
-            scouted,
-            time_s: round(t, 3),
-            charged_s: round(c.charged_s, 3),
-            fuel_mj: round(energy, 3),
-            codes: self.st.codes.clone(),
-            refused_plans: c.refused_plans,
-            wake_ups: c.wake_ups,
-            tool_calls: c.tool_calls,
-            tokens: c.usage.total(),
-            usage: c.usage,
-            usd: c.usd,
-            interventions: c.interventions,
-            reasoning_logged: ReasoningLogged::of(c.reasoning_replies, c.hidden_reasoning_replies),
-            reminders: c.reminders,
-            schema_errors: c.schema_errors,
-            fallback_protocol: c.fallback_protocol,
-            pictures_dropped: c.pictures_dropped,
-            context_trims: c.context_trims,
-            constrained_calls: c.constrained_calls,
-            model_errors: c.model_errors,
-            safety: None,
-        }
-    }
-}
-
-fn round(v: f64, d: i32) -> f64 {
-    let k = 10f64.powi(d);
-    (v * k).round() / k
 }

@@ -208,7 +208,6 @@ impl Loop<'_> {
         match (e.name, &e.detail) {
             (EventName::SkillEnded, _) => {
                 let code = e.code.unwrap_or(ResultCode::Failed);
-                *self.st.codes.entry(code).or_default() += 1;
                 if code == ResultCode::Blocked {
                     self.progress.blocked_count += 1;
                 }

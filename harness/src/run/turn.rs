@@ -82,6 +82,8 @@ impl Loop<'_> {
 
     fn turn(&mut self, mut blocks: Vec<Block>) {
         let mut w = WakeCalls::default();
+        // The blocks to send are a reminder.
+        let mut reminder = false;
         loop {
             if self.end.is_some() {
                 return;
@@ -90,7 +92,7 @@ impl Loop<'_> {
                 self.end = Some(end);
                 return;
             }
-            let Some(result) = self.call(&blocks, w.time_s) else { return };
+            let Some(result) = self.call(&blocks, w.time_s, reminder) else { return };
             let reply = match result {
                 Err(e) => {
                     self.charge(e.latency_s, &mut w);
@@ -103,8 +105,8 @@ impl Loop<'_> {
             // the time that passed is charged and its tool calls do not act.
             let limit = self.call_limit_s(w.time_s);
             let cut = reply.latency_s > limit;
-            self.charge(if cut { limit } else { reply.latency_s.max(0.0) }, &mut w);
-            self.log_reply(&reply);
+            let charged = self.charge(if cut { limit } else { reply.latency_s.max(0.0) }, &mut w);
+            self.log_reply(&reply, charged, cut);
             if cut {
                 // The wake-up ends at once; the vehicle finishes its skill.
                 self.model_failed();
@@ -116,14 +118,15 @@ impl Loop<'_> {
             }
             if reply.tool_calls.is_empty() {
                 let Some(words) = reminder_for(&reply) else { return };
-                self.st.counters.reminders += 1;
                 w.reminders += 1;
                 if w.reminders > self.limits.reminders {
                     return;
                 }
                 blocks = vec![Block::Text(words.into())];
+                reminder = true;
                 continue;
             }
+            reminder = false;
             let Some(results) = self.act(&reply, &mut w) else { return };
             blocks = results;
             if w.time_s >= self.limits.wake_s - 1e-9 {
@@ -141,16 +144,26 @@ impl Loop<'_> {
         self.limits.call_s.min((self.limits.wake_s - wake_time_s).max(0.0))
     }
 
-    /// Charges a call's time on the mission clock: the world steps that long.
-    fn charge(&mut self, seconds: f64, w: &mut WakeCalls) {
+    /// What a call of `seconds` costs on the mission clock: whole control steps, 0 for none.
+    fn charge_of(&self, seconds: f64) -> f64 {
         if seconds <= 0.0 {
-            return;
+            return 0.0;
         }
         let dt = self.st.port().dt_s();
-        let charge = (seconds / dt).round() * dt;
+        (seconds / dt).round() * dt
+    }
+
+    /// Charges a call's time on the mission clock: the world steps that long. Returns the time
+    /// charged (its row says it).
+    fn charge(&mut self, seconds: f64, w: &mut WakeCalls) -> f64 {
+        let charge = self.charge_of(seconds);
+        if charge <= 0.0 {
+            return 0.0;
+        }
         self.st.counters.charged_s += charge;
         w.time_s += charge;
         self.advance(charge);
+        charge
     }
 
     /// The end code when the next call may not be made: `limit_model_calls` at the model
@@ -169,13 +182,20 @@ impl Loop<'_> {
         None
     }
 
-    /// Makes one model call, writing `model_send`, then each `model_retry` and `model_wait` as
-    /// it happens, and `model_error` for a call without a reply.
-    fn call(&mut self, blocks: &[Block], wake_time_s: f64) -> Option<Result<Reply, ModelError>> {
+    /// Makes one model call, writing `model_send` (`reminder`: the blocks are a reminder), then
+    /// each `model_retry` and `model_wait` as it happens, and `model_error` for a call without a
+    /// reply.
+    fn call(
+        &mut self,
+        blocks: &[Block],
+        wake_time_s: f64,
+        reminder: bool,
+    ) -> Option<Result<Reply, ModelError>> {
         let limit_s = self.call_limit_s(wake_time_s);
         let session = self.session.as_mut()?;
         let st = &mut self.st;
         st.counters.model_calls += 1;
+        st.counters.reminders += u64::from(reminder);
         let call = st.counters.model_calls;
         let t = st.t();
         st.log(Row::ModelSend(ModelSendRow {
@@ -184,6 +204,7 @@ impl Loop<'_> {
             call,
             wake: st.wake,
             blocks: row_blocks(blocks),
+            reminder,
         }));
         let mut report = |e: CallEvent| {
             let row = match e {
@@ -198,6 +219,7 @@ impl Loop<'_> {
         };
         let result = session.send(blocks, &mut CallCtx { limit_s, report: &mut report });
         if let Err(e) = &result {
+            let charged_s = Some(self.charge_of(e.latency_s));
             let st = &mut self.st;
             add_repairs(&mut st.counters, &e.repairs);
             st.log(Row::ModelError(ModelErrorRow {
@@ -208,13 +230,15 @@ impl Loop<'_> {
                 error: e.message.clone(),
                 latency_s: e.latency_s,
                 repairs: e.repairs,
+                charged_s,
             }));
         }
         Some(result)
     }
 
-    /// Counts a reply's tokens, cost and repairs and writes its `model_reply` row.
-    fn log_reply(&mut self, reply: &Reply) {
+    /// Counts a reply's tokens, cost and repairs and writes its `model_reply` row (`charged`: the
+    /// time charged for it; `cut`: it passed its time limit).
+    fn log_reply(&mut self, reply: &Reply, charged: f64, cut: bool) {
         let usd = self.session.as_deref().map_or(0.0, |s| s.usd(&reply.usage));
         let c = &mut self.st.counters;
         c.usd += usd;
@@ -240,6 +264,8 @@ impl Loop<'_> {
             usd,
             repairs: reply.repairs,
             cached: reply.cached,
+            charged_s: Some(charged),
+            cut,
         }));
     }
 
@@ -260,7 +286,7 @@ impl Loop<'_> {
                 crate::tools::exec::ToolOutcome {
                     result: json!({"error": format!("this wake-up reached its limit of {} tool calls: end your turn with a short text", self.limits.tool_calls_per_wake)}),
                     is_error: true,
-                    image: None,
+                    ..Default::default()
                 }
             } else {
                 crate::tools::exec::execute(&mut self.st, &self.tools, &c.name, &c.arguments)
@@ -275,6 +301,8 @@ impl Loop<'_> {
                 arguments: c.arguments.clone(),
                 result: result_map,
                 error: out.is_error,
+                code: out.code,
+                schema_error: out.schema_error,
             }));
             if self.st.truth_read.is_some() {
                 self.end = Some(EndCode::TruthRead);

@@ -41,6 +41,10 @@ pub struct ModelSendRow {
     pub wake: u64,
     /// The blocks sent (only the new ones).
     pub blocks: Vec<Block>,
+    /// The blocks are a reminder (the reply before had no tool call it could act on): counted
+    /// in the score's `reminders`. Absent (false) otherwise, and in folders of `rows_version` 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reminder: bool,
 }
 
 /// The reply of one model call.
@@ -79,6 +83,14 @@ pub struct ModelReplyRow {
     /// in folders written before the key.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// The time charged on the mission clock for the call, s (its latency, or the time limit
+    /// that cut it, in whole control steps). Absent in folders of `rows_version` 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged_s: Option<f64>,
+    /// The call passed its time limit: its tool calls did not act, and it counts as a model
+    /// error. Absent (false) otherwise, and in folders of `rows_version` 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }
 
 /// A model call that gave no reply.
@@ -95,11 +107,15 @@ pub struct ModelErrorRow {
     pub kind: ModelErrorKind,
     /// What went wrong.
     pub error: String,
-    /// The time charged on the mission clock, s (the limit of a cut call, else 0).
+    /// The time the call took before it failed, s (the limit of a cut call, else 0).
     pub latency_s: f64,
     /// The repairs of the call.
     #[serde(default)]
     pub repairs: Repairs,
+    /// The time charged on the mission clock for the call, s (`latency_s` in whole control
+    /// steps). Absent in folders of `rows_version` 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged_s: Option<f64>,
 }
 
 /// A new try of a model call.
@@ -155,4 +171,12 @@ pub struct ToolRow {
     pub result: Map<String, Value>,
     /// Whether the result is an error result.
     pub error: bool,
+    /// The result code of the skill request the call made (the skill server's reply), counted
+    /// in the score's `codes`. Absent for calls that made none, and in folders of `rows_version` 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<acres_vehicle::ResultCode>,
+    /// The arguments did not match the tool's schema, or the tool is unknown: counted in the
+    /// score's `schema_errors`. Absent (false) otherwise, and in folders of `rows_version` 1.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub schema_error: bool,
 }

@@ -256,7 +256,17 @@ pub struct RunRow {
     /// in folders written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving: Option<crate::planners::models::serving::Serving>,
+    /// What the rows carry: [`ROWS_VERSION`] (2) when they carry every fact of the score (the
+    /// time charged for each call, result codes, reminders, schema errors, cut calls), so the
+    /// end row's score is their fold ([`crate::runfolder::score::ScoreFold`]) and validate checks
+    /// it; absent (1) in folders written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows_version: Option<u32>,
 }
+
+/// The rows' version a run writes (the run row's `rows_version`): 2, the rows carry every fact
+/// of the score.
+pub const ROWS_VERSION: u32 = 2;
 
 /// What planner a run had (the run row's `planner`): the score keys on planner × model × scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

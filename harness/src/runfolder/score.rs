@@ -134,17 +134,26 @@ pub fn load_scores(path: &Path) -> Vec<ScoreLine> {
     lines
 }
 
-/// The score of a run folded from its rows, one row at a time: what `score` shows for a folder
-/// without an end row (end `incomplete`). The rows give the mission time reached, wake-ups,
-/// tool calls, refused plans, interventions, tokens, cost, repairs, model errors and the
-/// reasoning's state, each equal to the end row's (`harness/tests/cli.rs` checks every shipped
-/// run); the rest of a score (the charged time, result codes, reminders, schema errors, fuel,
-/// scouted fields) needs facts the rows do not carry, so a folded score leaves it at zero.
-#[derive(Debug, Clone)]
+/// The score of a run folded from its rows, one row at a time: the one computation of a score.
+/// The harness feeds it every row it writes and takes the end row's score from it
+/// ([`ScoreFold::end_score`]); `score` and validate fold a folder's rows the same way.
+///
+/// Rows of `rows_version` 2 (the run row's key, [`crate::runfolder::rows::ROWS_VERSION`]) carry
+/// every fact of the score: the time charged for each call (`charged_s` of `model_reply` and
+/// `model_error`), cut calls (`cut`), result codes (`skill_ended` events, the skill server's reply
+/// on a `tool` row, a classical rule's refused request), reminders (`model_send`'s `reminder`),
+/// schema errors (`tool`'s `schema_error`) and the fields scouted (`field_scouted` events). The
+/// end row adds what only the end knows: the end code, success, the fuel and the safety measure.
+/// Folded before the end row, the score is the run's so far, with the end `incomplete`. Rows of
+/// version 1 lack those keys: their fold leaves the charged time, codes, reminders and schema
+/// errors at zero (their end row's score stands as written).
+#[derive(Debug, Clone, Default)]
 pub struct ScoreFold {
     score: Score,
     text_replies: u64,
     hidden_replies: u64,
+    /// The end row's score, once folded.
+    ended: Option<Score>,
 }
 
 impl ScoreFold {
@@ -152,8 +161,7 @@ impl ScoreFold {
     pub fn new(profile: Profile) -> Self {
         ScoreFold {
             score: Score { profile, end: EndCode::Incomplete, ..Score::default() },
-            text_replies: 0,
-            hidden_replies: 0,
+            ..ScoreFold::default()
         }
     }
 
@@ -162,41 +170,105 @@ impl ScoreFold {
         let s = &mut self.score;
         s.time_s = s.time_s.max(row.t());
         match row {
+            Row::Run(r) => s.profile = r.profile,
             Row::Wake(_) => s.wake_ups += 1,
+            Row::ModelSend(m) => s.reminders += u64::from(m.reminder),
             Row::Tool(t) => {
                 s.tool_calls += 1;
                 s.interventions += u64::from(t.name == "ask_operator" && !t.error);
+                s.schema_errors += u64::from(t.schema_error);
+                if let Some(c) = t.code {
+                    *s.codes.entry(c).or_default() += 1;
+                }
             }
             Row::PlanCheck(p) => s.refused_plans += u64::from(!p.accepted),
+            Row::Event(e) => fold_event(s, e),
             Row::ModelError(e) => {
                 s.model_errors += 1;
-                s.fallback_protocol += e.repairs.fallback_protocol;
-                s.pictures_dropped += e.repairs.pictures_dropped;
-                s.context_trims += e.repairs.context_trims;
-                s.constrained_calls += e.repairs.constrained_calls;
+                s.charged_s += e.charged_s.unwrap_or(0.0);
+                add_repairs(s, &e.repairs);
             }
             Row::ModelReply(reply) => {
                 let u = reply.usage;
                 s.tokens += u.total();
                 s.usage += u;
                 s.usd += reply.usd;
-                s.fallback_protocol += reply.repairs.fallback_protocol;
-                s.pictures_dropped += reply.repairs.pictures_dropped;
-                s.context_trims += reply.repairs.context_trims;
-                s.constrained_calls += reply.repairs.constrained_calls;
+                s.charged_s += reply.charged_s.unwrap_or(0.0);
+                s.model_errors += u64::from(reply.cut);
+                add_repairs(s, &reply.repairs);
                 self.text_replies += u64::from(reply.reasoning.is_some());
-                self.hidden_replies += u64::from(reply.reasoning_hidden);
+                self.hidden_replies += u64::from(reply.reasoning_hidden && reply.reasoning.is_none());
+            }
+            Row::End(end) => {
+                let (fuel_mj, safety) = (end.score.fuel_mj, end.score.safety.clone());
+                self.ended = Some(self.end_score(end.end, end.success, end.t, fuel_mj, safety));
             }
             _ => {}
         }
     }
 
-    /// The score folded so far.
+    /// The score folded so far: the end row's once it is folded, else the run's so far with the
+    /// end `incomplete`.
     pub fn score(&self) -> Score {
+        if let Some(s) = &self.ended {
+            return s.clone();
+        }
         let mut s = self.score.clone();
         s.reasoning_logged = ReasoningLogged::of(self.text_replies, self.hidden_replies);
+        s.charged_s = round(s.charged_s, 3);
         s
     }
+
+    /// The end row's score: the rows folded so far and what only the end knows (the end code,
+    /// success, the end time `t`, the fuel, the safety measure).
+    pub fn end_score(
+        &self,
+        end: EndCode,
+        success: bool,
+        t: f64,
+        fuel_mj: f64,
+        safety: Option<crate::world::safety::Safety>,
+    ) -> Score {
+        let mut s = self.score();
+        s.end = end;
+        s.success = success;
+        s.time_s = round(t, 3);
+        s.fuel_mj = round(fuel_mj, 3);
+        s.safety = safety;
+        s
+    }
+}
+
+/// Folds an event row: the result code of a skill that ended (`failed` without one), of a
+/// classical rule's refused request, and the fields scouted.
+fn fold_event(s: &mut Score, e: &super::rows::EventRow) {
+    let code = || e.code.as_deref().and_then(|c| serde_json::from_value::<ResultCode>(Value::from(c)).ok());
+    match e.name.as_str() {
+        "skill_ended" => *s.codes.entry(code().unwrap_or(ResultCode::Failed)).or_default() += 1,
+        "classical_rule" => {
+            if let Some(c) = code() {
+                *s.codes.entry(c).or_default() += 1;
+            }
+        }
+        "field_scouted" => {
+            if let Some(f) = e.detail.get("field").and_then(Value::as_str) {
+                s.scouted.push(f.to_string());
+            }
+        }
+        _ => {}
+    }
+}
+
+fn add_repairs(s: &mut Score, r: &super::calls::Repairs) {
+    s.fallback_protocol += r.fallback_protocol;
+    s.pictures_dropped += r.pictures_dropped;
+    s.context_trims += r.context_trims;
+    s.constrained_calls += r.constrained_calls;
+}
+
+fn round(v: f64, d: i32) -> f64 {
+    let k = 10f64.powi(d);
+    (v * k).round() / k
 }
 
 /// The score line of one folder, or `None` without a readable run row.

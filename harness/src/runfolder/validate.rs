@@ -16,7 +16,9 @@
 //!   `model_reply` or `model_error` of the same call before the next `model_send`, wake-up or
 //!   the end (`model_retry` rows of that call and any row of the world may come between);
 //! - the last row is `end`, no row follows it, its score agrees with it (`end`, `success`), its
-//!   `failed` list is the checks that are false, and its digest is hex;
+//!   `failed` list is the checks that are false, and its digest is hex; in a folder whose run row
+//!   says `rows_version` 2, its score is the fold of the rows before it (every key equal:
+//!   [`super::score::ScoreFold`]);
 //! - `proxy.jsonl` (the metering proxy's calls, when there is one): each line a `proxy_call`
 //!   row, call numbers unique, latency and cost finite and >= 0 (see [`super::proxy`]);
 //! - in a finished run (an end row), `episode.mcap` and `episode.interface.mcap` are readable
@@ -192,6 +194,10 @@ struct Checker {
     end_line: Option<usize>,
     /// What the run row says the run records.
     record: crate::runfolder::kinds::Record,
+    /// The run row's `rows_version` (1 when absent).
+    rows_version: u32,
+    /// The score folded from the rows before the end row.
+    fold: super::score::ScoreFold,
 }
 
 impl Checker {
@@ -212,6 +218,8 @@ impl Checker {
             run_line: None,
             end_line: None,
             record: crate::runfolder::kinds::Record::All,
+            rows_version: 1,
+            fold: super::score::ScoreFold::default(),
         }
     }
 
@@ -249,6 +257,9 @@ impl Checker {
             self.problem(n, format!("the first row is `{}`, not `run`", row.type_name()));
         }
         self.clocks(n, row);
+        if !matches!(row, Row::End(_)) {
+            self.fold.row(row);
+        }
         match row {
             Row::Run(run) => {
                 if n != 1 {
@@ -256,6 +267,7 @@ impl Checker {
                 } else {
                     self.run_line = Some(n);
                     self.record = run.record;
+                    self.rows_version = run.rows_version.unwrap_or(1);
                 }
                 if run.schema != SCHEMA {
                     self.problem(n, format!("schema {:?}, expected {SCHEMA:?}", run.schema));
@@ -416,6 +428,14 @@ impl Checker {
                 format!("score.success {} differs from success {}", end.score.success, end.success),
             );
         }
+        if self.rows_version >= 2 {
+            let folded =
+                self.fold.end_score(end.end, end.success, end.t, end.score.fuel_mj, end.score.safety.clone());
+            let differ = score_differences(&folded, &end.score);
+            if !differ.is_empty() {
+                self.problem(n, format!("the score is not the fold of the rows: {}", differ.join("; ")));
+            }
+        }
         let false_checks: BTreeSet<&String> =
             end.checks.iter().filter(|(_, ok)| !**ok).map(|(k, _)| k).collect();
         let failed: BTreeSet<&String> = end.failed.iter().collect();
@@ -529,6 +549,22 @@ impl Checker {
 }
 
 /// The width and height of a PNG file from its header.
+/// The keys where the score folded from the rows and the end row's score differ, each with both
+/// values (`charged_s: rows 12.5, end row 13`).
+fn score_differences(folded: &super::score::Score, written: &super::score::Score) -> Vec<String> {
+    let as_map = |s: &super::score::Score| match serde_json::to_value(s) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let (a, b) = (as_map(folded), as_map(written));
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    let show = |v: Option<&serde_json::Value>| v.map_or_else(|| "absent".to_string(), ToString::to_string);
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| format!("{k}: rows {}, end row {}", show(a.get(k)), show(b.get(k))))
+        .collect()
+}
+
 fn png_size(path: &Path) -> Result<(u32, u32), String> {
     let file = fs::File::open(path).map_err(|e| format!("cannot open the file: {e}"))?;
     let reader =

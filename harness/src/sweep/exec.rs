@@ -173,6 +173,8 @@ impl Runner<'_> {
                 mc.map_or("scripted", |c| c.provider.as_str()),
                 o.think_s,
             )),
+            // A sweep does not probe (`run --probe`, `models --config NAME --probe` before it).
+            probe: None,
         }
     }
 

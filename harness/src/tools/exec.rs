@@ -15,7 +15,7 @@ use crate::tools::state::{round, AcceptedPlan, Frame, Geometry, LegEstimate, Run
 use crate::world::knowledge::cell_center;
 
 /// The outcome of one tool call.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ToolOutcome {
     /// The result object.
     pub result: Value,
@@ -23,14 +23,19 @@ pub struct ToolOutcome {
     pub is_error: bool,
     /// A picture that goes with the result (`look`).
     pub image: Option<Frame>,
+    /// The result code of the skill request the call made (its `tool` row says it; the score
+    /// counts it).
+    pub code: Option<acres_vehicle::ResultCode>,
+    /// The arguments did not match the schema, or the tool is unknown (its `tool` row says it).
+    pub schema_error: bool,
 }
 
 fn ok(result: Value) -> ToolOutcome {
-    ToolOutcome { result, is_error: false, image: None }
+    ToolOutcome { result, ..Default::default() }
 }
 
 fn err(msg: impl Into<String>) -> ToolOutcome {
-    ToolOutcome { result: json!({"error": msg.into()}), is_error: true, image: None }
+    ToolOutcome { result: json!({"error": msg.into()}), is_error: true, ..Default::default() }
 }
 
 /// A dispatch refused by the plan checker rule: the error, and `"rule": "plan"` (a planner tells
@@ -39,7 +44,7 @@ fn plan_rule(msg: String) -> ToolOutcome {
     ToolOutcome {
         result: json!({"error": format!("refused by the plan checker rule: {msg}"), "rule": "plan"}),
         is_error: true,
-        image: None,
+        ..Default::default()
     }
 }
 
@@ -49,7 +54,7 @@ pub fn execute(st: &mut RunState, tools: &[ToolDef], name: &str, args: &Value) -
         Ok(call) => call,
         Err(e) => {
             st.counters.schema_errors += 1;
-            return err(e);
+            return ToolOutcome { schema_error: true, ..err(e) };
         }
     };
     match call {
@@ -143,7 +148,7 @@ fn frame_result(f: &Frame) -> Value {
 }
 
 fn with_image(result: Value, f: Frame) -> ToolOutcome {
-    ToolOutcome { result, is_error: false, image: Some(f) }
+    ToolOutcome { result, image: Some(f), ..Default::default() }
 }
 
 fn finite(v: f32) -> Value {
@@ -508,9 +513,6 @@ fn dispatch(st: &mut RunState, a: &DispatchArgs) -> ToolOutcome {
 /// Sends a skill request and makes its reply the tool's result (an error when refused).
 fn send_request(st: &mut RunState, req: &acres_vehicle::SkillRequest) -> ToolOutcome {
     let reply = st.request(req);
-    if let Some(c) = reply.code {
-        *st.codes.entry(c).or_default() += 1;
-    }
     let v = serde_json::to_value(&reply).unwrap_or(json!({}));
     let mut r = json!({});
     for (k, val) in v.as_object().into_iter().flatten() {
@@ -521,7 +523,7 @@ fn send_request(st: &mut RunState, req: &acres_vehicle::SkillRequest) -> ToolOut
     if let Some(m) = r.get("route_m").and_then(Value::as_f64) {
         r["route_m"] = json!(round(m, 1));
     }
-    ToolOutcome { result: r, is_error: !reply.accepted, image: None }
+    ToolOutcome { result: r, is_error: !reply.accepted, code: reply.code, ..Default::default() }
 }
 
 /// The index of the first plan leg not yet driven: the legs of visits before `next` are done.

@@ -2,7 +2,7 @@
 //! knowledge store, the accepted plan, notes, the visual memory, counters, and the run log.
 
 use acres_farm::HOME;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -208,8 +208,8 @@ pub struct RunState<'a> {
     pub counters: Counters,
     /// Estimated fuel energy used (cost-table rates × driven distance), MJ.
     pub energy_estimate_mj: f64,
-    /// Result codes of the skills: code → count.
-    pub codes: BTreeMap<acres_vehicle::ResultCode, u64>,
+    /// The score folded from every row written so far: the end row's score comes from it.
+    pub fold: crate::runfolder::score::ScoreFold,
     /// The wake-up in progress.
     pub wake: u64,
     /// Set when the planner read a truth value in the vehicle profile.
@@ -244,7 +244,7 @@ impl<'a> RunState<'a> {
             writer,
             counters: Counters::default(),
             energy_estimate_mj: 0.0,
-            codes: BTreeMap::new(),
+            fold: crate::runfolder::score::ScoreFold::new(profile),
             wake: 0,
             truth_read: None,
             recorder: None,
@@ -280,6 +280,7 @@ impl<'a> RunState<'a> {
     /// Writes a row; a failed write is reported once on stderr (the run goes on; validate will
     /// report the folder).
     pub fn log(&mut self, row: Row) {
+        self.fold.row(&row);
         // Said once: after the first failed write (a full disk) the folder is incomplete anyway.
         let failed_before = self.writer.write_failure().is_some();
         if let Err(e) = self.writer.write(&row) {

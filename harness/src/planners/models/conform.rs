@@ -16,14 +16,16 @@
 //!   `meta.n_ctx_train`, vLLM `max_model_len`) against the file's `context_tokens`.
 //! - **reasoning**: the field the reasoning came back in, if any.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::config::{ModelConfig, Provider, Resolved};
 use super::http;
 
 /// A verdict.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// As the model file expects.
@@ -45,6 +47,16 @@ pub struct Conformance {
     pub detail: String,
     /// Figures of the check (token counts, statuses, windows).
     pub facts: Value,
+}
+
+/// The verdicts of a probe by check (the run row's `serving.probe`).
+pub fn verdicts(checks: &[Conformance]) -> BTreeMap<String, Verdict> {
+    checks.iter().map(|c| (c.check.clone(), c.verdict)).collect()
+}
+
+/// The checks whose verdict is `fail`.
+pub fn failed(checks: &[Conformance]) -> Vec<&str> {
+    checks.iter().filter(|c| c.verdict == Verdict::Fail).map(|c| c.check.as_str()).collect()
 }
 
 fn c(check: &str, verdict: Verdict, detail: String, facts: Value) -> Conformance {

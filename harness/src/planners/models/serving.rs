@@ -47,6 +47,10 @@ pub struct Serving {
     /// Where the window was read (`/props n_ctx`, `/models max_model_len`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_source: Option<String>,
+    /// The conformance probe's verdict of each check, when the run was started with `--probe`
+    /// (`{"tools": "pass", "pictures": "warn", ...}`; see `conform`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<std::collections::BTreeMap<String, super::conform::Verdict>>,
 }
 
 /// Seconds each GET may take.
