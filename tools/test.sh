@@ -64,6 +64,14 @@ wait_bg() {
     [ "$rc" = 0 ] || { echo "== background $name failed (exit $rc)"; return "$rc"; }
 }
 
+# The free disk, said first: a full disk fails a later step with a message far from its cause
+# (the README asks for about 25 GB: the build, the Python environments, the docker image).
+free_gb=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')
+echo "== free disk where the repository is: ${free_gb} GB"
+if [ "${free_gb:-0}" -lt 25 ]; then
+    echo "== WARNING: less than 25 GB free; a step may fail with \"No space left on device\""
+fi
+
 step "the Python virtual environment"
 # Python packages go into a virtual environment of the project's own (a fresh Debian's system
 # Python refuses `pip install`); its bin/ goes first on PATH so tests that start `python3` get it.
