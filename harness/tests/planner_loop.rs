@@ -364,7 +364,9 @@ fn tool_calls_per_wake_and_reminders() {
     assert!(tools[3..]
         .iter()
         .all(|t| t.2 && t.1["error"].as_str().unwrap().contains("limit of 3 tool calls")));
-    // An empty reply gets a reminder; after `reminders` of them the wake-up ends.
+    // An empty reply gets a reminder; after `reminders` of them the wake-up ends: the third empty
+    // reply ends it without a reminder, and a reminder is counted when it is sent (D108), so the
+    // score's count equals the `model_send` rows marked `reminder`.
     let r = run_with(
         "reminders",
         json!({"limits": {"reminders": 2}}),
@@ -376,7 +378,9 @@ fn tool_calls_per_wake_and_reminders() {
             Ok(rep)
         }),
     );
-    assert_eq!(r.end().score.reminders, 3);
+    let sent = r.rows.iter().filter(|row| matches!(row, Row::ModelSend(s) if s.reminder)).count();
+    assert_eq!(sent, 2, "reminders sent");
+    assert_eq!(r.end().score.reminders, 2);
     assert_eq!(r.outcome.end, EndCode::Done);
 }
 
