@@ -418,7 +418,7 @@ fn end_row_removed_is_incomplete() {
         lines.pop();
     });
     let report = validate_folder(&folder);
-    assert_eq!(report.status, Status::Incomplete("no end row: the run was cut off after line 21".into()));
+    assert_eq!(report.status, Status::Incomplete("no end row: the run was cut off after line 22".into()));
 }
 
 #[test]
@@ -429,8 +429,8 @@ fn last_line_cut_is_invalid() {
     let text = fs::read_to_string(&file).unwrap();
     fs::write(&file, &text[..text.len() - 40]).unwrap();
     let found = problems(&folder);
-    assert!(found.iter().any(|p| p.contains("run.jsonl:22: the line is cut off")), "{found:#?}");
-    assert!(found.iter().any(|p| p.contains("no end row: the run was cut off after line 22")), "{found:#?}");
+    assert!(found.iter().any(|p| p.contains("run.jsonl:23: the line is cut off")), "{found:#?}");
+    assert!(found.iter().any(|p| p.contains("no end row: the run was cut off after line 23")), "{found:#?}");
 }
 
 #[test]
@@ -541,8 +541,8 @@ fn first_row_must_be_run_and_clocks_never_go_back() {
     assert_problem(&folder, "run.jsonl:1: the first row is `pose`, not `run`");
     let tmp = TempDir::new("clock");
     let folder = write_sample(&tmp.0, "s", true);
-    edit_lines(&folder, |lines| lines[15] = lines[15].replace("\"t\":1.3", "\"t\":0.2"));
-    assert_problem(&folder, "run.jsonl:16: t goes back from 1.2 (line 15) to 0.2");
+    edit_lines(&folder, |lines| lines[16] = lines[16].replace("\"t\":1.3", "\"t\":0.2"));
+    assert_problem(&folder, "run.jsonl:17: t goes back from 1.25 (line 16) to 0.2");
 }
 
 #[test]
@@ -697,7 +697,7 @@ fn to_json_is_stable() {
         first.keys().collect::<Vec<_>>(),
         ["folder", "scenario", "planner", "mode", "model", "profile", "score"]
     );
-    assert_eq!(value[0]["score"]["codes"], json!({"blocked": 1, "succeeded": 4}));
+    assert_eq!(value[0]["score"]["codes"], json!({"blocked": 1, "succeeded": 1}));
 }
 
 #[test]
