@@ -65,11 +65,11 @@ wait_bg() {
 }
 
 # The free disk, said first: a full disk fails a later step with a message far from its cause
-# (the README asks for about 25 GB: the build, the Python environments, the docker image).
+# (the README asks for about 30 GB: the build, the Python environment, the caches in ~/.cache/acres).
 free_gb=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')
 echo "== free disk where the repository is: ${free_gb} GB"
-if [ "${free_gb:-0}" -lt 25 ]; then
-    echo "== WARNING: less than 25 GB free; a step may fail with \"No space left on device\""
+if [ "${free_gb:-0}" -lt 30 ]; then
+    echo "== WARNING: less than 30 GB free; a step may fail with \"No space left on device\""
 fi
 
 step "the Python virtual environment"
