@@ -121,15 +121,17 @@ cargo fmt --all -- --check
 step "cargo clippy (-D warnings)"
 cargo clippy --workspace --all-targets --profile test --quiet -- -D warnings
 
+# --no-fail-fast: a failing test binary does not hide the ones after it (cargo stops at the first
+# by default), so one CI run names every failure.
 step "cargo test"
-cargo test --workspace
+cargo test --workspace --no-fail-fast
 
 # The tests that need what cargo does not bring (Python modules of the venv, ffmpeg, shellcheck,
 # root for a tmpfs) are #[ignore]d in modules named needs_tools: the plain `cargo test` lists them
 # with their reasons; here, with everything installed above, they run, and fail if a need is not
 # met (tests/support/require.rs). Never a silent pass.
 step "the tests that need the machine's tools (cargo test -- --ignored needs_tools::)"
-cargo test --workspace -- --ignored needs_tools::
+cargo test --workspace --no-fail-fast -- --ignored needs_tools::
 
 # Sweeps on a real one-node Slurm (issue 22): slurm-wlm and munge from Debian (installed by the
 # script when missing), munged + slurmctld + slurmd inside private network/UTS/mount namespaces
