@@ -49,7 +49,11 @@ bg() {
     local name=$1
     shift
     mkdir -p "$LOGS"
-    setsid "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
+    # The job's own time goes at the end of its log (wait_bg is called when the steps before it
+    # are done, which may be long after the job ended).
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    setsid bash -c 't=$(date +%s); rc=0; "$@" || rc=$?; echo "== ($0 itself: $(($(date +%s) - t)) s, exit $rc)"; exit $rc' \
+        "$name" "$@" >"$LOGS/$name.log" 2>&1 </dev/null &
     BG_PID[$name]=$!
     BG_T[$name]=$(date +%s)
     echo "== started in the background: $name (its log: $LOGS/$name.log)"
@@ -58,7 +62,7 @@ wait_bg() {
     local name=$1 rc=0
     wait "${BG_PID[$name]}" || rc=$?
     unset "BG_PID[$name]"
-    echo "== ---- background $name: exit $rc after $(($(date +%s) - BG_T[$name])) s; its log:"
+    echo "== ---- background $name: exit $rc, waited for $(($(date +%s) - BG_T[$name])) s after its start; its log:"
     cat "$LOGS/$name.log"
     echo "== ---- end of $name's log"
     [ "$rc" = 0 ] || { echo "== background $name failed (exit $rc)"; return "$rc"; }
